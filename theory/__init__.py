@@ -1,0 +1,89 @@
+"""The theory layer: claims T1–T12 as checkable proofs, and the exported formulas.
+
+Each claim module can be run as a proof-check script, e.g.
+``python -m softmax_dispersion.theory.dispersion``.  The modules load on first use.
+
+Examples
+--------
+>>> from softmax_dispersion.theory import check, claim_by_id
+>>> claim_by_id("t2").id
+'T2'
+>>> check("T2")[0].verified
+True
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from softmax_dispersion.theory.formulas import Formula
+from softmax_dispersion.theory.kernel import Claim, ClaimResult
+
+__all__ = [
+    "CLAIMS",
+    "CLAIM_MODULES",
+    "FORMULAS",
+    "Claim",
+    "ClaimResult",
+    "Formula",
+    "all_claims",
+    "check",
+    "claim_by_id",
+]
+
+CLAIM_MODULES: tuple[str, ...] = (
+    "dispersion",
+    "dispersion_size",
+    "entropy",
+    "weight_norms",
+    "composition",
+    "length_scaling",
+    "adaptive_temperature",
+    "rounding_error",
+)
+"""The modules that define claims, in the order of their claims."""
+
+if TYPE_CHECKING:
+    CLAIMS: tuple[Claim, ...]
+    FORMULAS: dict[str, Formula]
+
+
+def all_claims() -> tuple[Claim, ...]:
+    """Every claim, T1 to T12, in order (imports the claim modules)."""
+    claims: list[Claim] = []
+    for name in CLAIM_MODULES:
+        claims.extend(import_module(f"softmax_dispersion.theory.{name}").CLAIMS)
+    return tuple(sorted(claims, key=lambda claim: int(claim.id[1:])))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CLAIMS":
+        return all_claims()
+    if name == "FORMULAS":
+        all_claims()
+        return import_module("softmax_dispersion.theory.formulas").FORMULAS
+    raise AttributeError(f"module 'softmax_dispersion.theory' has no attribute {name!r}")
+
+
+def claim_by_id(claim_id: str) -> Claim:
+    """The claim named ``claim_id`` (``"T1"`` … ``"T12"``, case-insensitive).
+
+    Raises
+    ------
+    KeyError
+        For an unknown id, naming the known ones.
+    """
+    claims = all_claims()
+    for claim in claims:
+        if claim.id == claim_id.strip().upper():
+            return claim
+    known = ", ".join(c.id for c in claims)
+    raise KeyError(f"unknown claim id {claim_id!r}; known claims: {known}")
+
+
+def check(*claim_ids: str) -> list[ClaimResult]:
+    """Check the named claims (all when none is named), checking cited claims once."""
+    claims = [claim_by_id(i) for i in claim_ids] if claim_ids else list(all_claims())
+    cache: dict[str, ClaimResult] = {}
+    return [claim.check(cache) for claim in claims]

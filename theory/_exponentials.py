@@ -1,0 +1,51 @@
+"""Exponentials as powers of positive symbols: the substitution ``t = exp(.)``."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+__all__ = ["exp_to_rational"]
+
+
+def exp_to_rational(
+    expr: sp.Basic, generators: dict[sp.Expr, sp.Symbol] | None = None
+) -> tuple[sp.Basic, dict[sp.Symbol, sp.Expr]]:
+    """Replace every ``exp(a)`` by a product of powers of positive symbols ``t_g``.
+
+    The argument of each ``exp`` (powers with a symbolic exponent are first rewritten
+    as ``exp``) is expanded into a sum of ``k * g`` with integer ``k``; each distinct
+    generator ``g`` gets a fresh positive symbol ``t_g = exp(g)``.  Returns the new expression and
+    the map from the symbols back to ``exp(g)``.
+
+    Pass the same ``generators`` dictionary to several calls to share the symbols.
+    Treating the generators as independent is sound for proofs (it forgets relations
+    between them, never invents one).
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> a, b = sp.symbols("a b", real=True)
+    >>> exp_to_rational(sp.exp(a - 2 * b) * sp.exp(b))[0]
+    _t0/_t1
+    """
+    generators = {} if generators is None else generators
+
+    def replace(atom: sp.Expr) -> sp.Expr:
+        result: sp.Expr = sp.Integer(1)
+        for term in sp.Add.make_args(sp.expand(atom.args[0])):
+            coeff, generator = term.as_coeff_Mul()
+            if not coeff.is_Rational:
+                coeff, generator = sp.Integer(1), term
+            if coeff.q != 1:  # exp(x/2) -> t_{x/2}, keeping integer powers
+                generator, coeff = generator * sp.Rational(1, coeff.q), sp.Integer(coeff.p)
+            if generator not in generators:
+                generators[generator] = sp.Dummy(f"t{len(generators)}", positive=True)
+            result *= generators[generator] ** coeff
+        return result
+
+    expr = sp.sympify(expr).replace(
+        lambda e: e.is_Pow and not e.exp.is_Integer and e.exp.free_symbols,
+        lambda e: sp.exp(e.exp * sp.log(e.base)),
+    )
+    expr = expr.replace(lambda e: isinstance(e, sp.exp), replace)
+    return expr, {t: sp.exp(g) for g, t in generators.items()}

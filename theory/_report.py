@@ -1,0 +1,45 @@
+"""Printing claim results as readable derivations (the proof-check scripts)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+import sympy as sp
+
+from softmax_dispersion.theory.kernel import Claim, ClaimResult
+
+
+def format_result(result: ClaimResult) -> str:
+    """A claim's derivation, one line per step with its method, verdict and time."""
+    claim = result.claim
+    verdict = "VERIFIED" if result.verified else "FAILED"
+    lines = [
+        f"{claim.id}  {claim.title}  [{verdict}, {result.seconds:.2f} s]",
+        f"  source:      {claim.source}",
+        f"  statement:   {sp.sstr(claim.statement)}",
+        f"  assumptions: {', '.join(sp.sstr(a) for a in claim.assumptions) or 'none'}",
+    ]
+    for number, step in enumerate(result.steps, 1):
+        mark = "ok  " if step.verified else "FAIL"
+        lines.append(f"  {number:>2}. [{mark}] {step.description}")
+        lines.append(f"        method: {step.method}; {step.seconds:.3f} s")
+        lines.append(f"        shows:  {step.statement}")
+        if not step.verified:
+            lines.append(f"        why:    {step.detail}")
+    if result.problem and not result.verified:
+        lines.append(f"  problem: {result.problem}")
+    return "\n".join(lines)
+
+
+def run_claims(claims: Sequence[Claim], stream: TextIO = sys.stdout) -> int:
+    """Check and print claims; return 0 when all verify, 1 otherwise."""
+    cache: dict[str, ClaimResult] = {}
+    ok = True
+    for claim in claims:
+        result = claim.check(cache)
+        ok = ok and result.verified
+        print(format_result(result), file=stream)
+        print(file=stream)
+    return 0 if ok else 1
