@@ -32,16 +32,7 @@ __all__ = [
     "claim_by_id",
 ]
 
-CLAIM_MODULES: tuple[str, ...] = (
-    "dispersion",
-    "dispersion_size",
-    "entropy",
-    "weight_norms",
-    "composition",
-    "length_scaling",
-    "adaptive_temperature",
-    "rounding_error",
-)
+CLAIM_MODULES: tuple[str, ...] = ("dispersion",)
 """The modules that define claims, in the order of their claims."""
 
 if TYPE_CHECKING:

@@ -17,6 +17,7 @@ def exp_to_rational(
     generator ``g`` gets a fresh positive symbol ``t_g = exp(g)``.  Returns the new expression and
     the map from the symbols back to ``exp(g)``.
 
+    A generator ``log(x)`` is replaced by ``x`` itself (``exp(log x) = x``).
     Pass the same ``generators`` dictionary to several calls to share the symbols.
     Treating the generators as independent is sound for proofs (it forgets relations
     between them, never invents one).
@@ -38,6 +39,9 @@ def exp_to_rational(
                 coeff, generator = sp.Integer(1), term
             if coeff.q != 1:  # exp(x/2) -> t_{x/2}, keeping integer powers
                 generator, coeff = generator * sp.Rational(1, coeff.q), sp.Integer(coeff.p)
+            if isinstance(generator, sp.log):  # exp(k log x) = x**k for every x != 0
+                result *= generator.args[0] ** coeff
+                continue
             if generator not in generators:
                 generators[generator] = sp.Dummy(f"t{len(generators)}", positive=True)
             result *= generators[generator] ** coeff

@@ -1,6 +1,7 @@
 """Translation of sympy formulas into z3's real arithmetic.
 
-Only the field operations and integer powers are translated exactly.  Every other
+Only the field operations, integer powers, ``Max``, ``Min`` and ``Piecewise`` are
+translated exactly.  Every other
 subterm (``exp(...)``, ``log(...)``, a power with a symbolic exponent, an applied
 function) becomes a fresh *opaque* real variable, the same variable for the same
 subterm.  Forgetting what such a term means is sound for proving: if the negated goal
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 import z3
+from sympy.core.function import AppliedUndef
 
 from softmax_dispersion.theory._exponentials import exp_to_rational
 
@@ -38,6 +40,28 @@ class Z3Translator:
             return z3.Sum([self.term(a) for a in expr.args])
         if expr.is_Mul:
             return z3.Product([self.term(a) for a in expr.args])
+        if isinstance(expr, (sp.Max, sp.Min)):
+            pick = (
+                (lambda a, b: z3.If(a >= b, a, b))
+                if isinstance(expr, sp.Max)
+                else (lambda a, b: z3.If(a <= b, a, b))
+            )
+            terms = [self.term(a) for a in expr.args]
+            result = terms[0]
+            for other in terms[1:]:
+                result = pick(result, other)
+            return result
+        if isinstance(expr, sp.Piecewise):
+            otherwise: z3.ArithRef | None = None
+            for value, condition in reversed(expr.args):
+                if condition is sp.true:
+                    otherwise = self.term(value)
+                elif otherwise is None:
+                    raise TypeError(f"piecewise without a default branch: {expr}")
+                else:
+                    otherwise = z3.If(self.formula(condition), self.term(value), otherwise)
+            assert otherwise is not None
+            return otherwise
         if expr.is_Pow and expr.exp.is_Integer:
             base = self.term(expr.base)
             k = int(expr.exp)
@@ -93,17 +117,62 @@ class Z3Translator:
         return self.variables[expr]
 
 
+def relevant_facts(facts: list[sp.Basic], goal: sp.Basic, hops: int | None) -> list[sp.Basic]:
+    """The conjuncts of ``facts`` linked to ``goal`` by shared symbols within ``hops``.
+
+    Leaving facts out can only make a proof fail, never make a false goal provable, so
+    this is a sound way to keep z3's queries small.  ``hops=None`` keeps every fact.
+    """
+    conjuncts = [c for fact in facts for c in sp.And.make_args(sp.sympify(fact))]
+    if hops is None:
+        return conjuncts
+    reached = set(sp.sympify(goal).free_symbols)
+    chosen: list[sp.Basic] = []
+    for _ in range(hops):
+        new = [c for c in conjuncts if c not in chosen and c.free_symbols & reached]
+        if not new:
+            break
+        chosen += new
+        for c in new:
+            reached |= c.free_symbols
+    return chosen
+
+
 def prove_with_z3(
     hypotheses: list[sp.Basic], goal: sp.Basic, timeout_ms: int = 20_000
 ) -> tuple[str, str]:
     """Decide ``hypotheses ⇒ goal`` over the reals.
 
-    Returns ``("proved", detail)`` when the negated goal is unsatisfiable, otherwise
-    ``("sat", counterexample)`` or ``("unknown", reason)``; only ``"proved"`` counts.
+    A conjunction is proved part by part.  For each part, tries the facts nearest it first (one, then two hops of shared symbols, each
+    with a short timeout), then all of them with the full timeout.  Returns
+    ``("proved", detail)`` when the negated goal is unsatisfiable, otherwise
+    ``("sat", counterexample)`` or ``("unknown", reason)``; only ``"proved"`` counts, and
+    a counterexample is only reported from the attempt with every fact.
     """
+    parts = sp.And.make_args(sp.sympify(goal))
+    for part in parts:  # each conjunct on its own, with the facts relevant to it
+        for hops, budget in ((1, 2_000), (2, 4_000), (None, timeout_ms)):
+            verdict, detail = _decide(relevant_facts(hypotheses, part, hops), part, budget)
+            if verdict == "proved":
+                break
+        if verdict != "proved":
+            return verdict, f"{detail} (in the part {sp.sstr(part)})" if len(parts) > 1 else detail
+    return "proved", "negated goal unsatisfiable (z3 nlsat)"
+
+
+def _decide(hypotheses: list[sp.Basic], goal: sp.Basic, timeout_ms: int) -> tuple[str, str]:
     generators: dict[sp.Expr, sp.Symbol] = {}
+    frozen: dict[sp.Basic, sp.Symbol] = {}
+
+    def freeze(expr: sp.Basic) -> sp.Symbol:
+        return frozen.setdefault(expr, sp.Dummy(f"frozen{len(frozen)}", real=True))
 
     def rational(formula: sp.Basic) -> sp.Basic:
+        # Limits, derivatives and unknown functions are opaque as wholes: nothing
+        # inside them is rewritten, so equal ones stay equal.
+        formula = sp.sympify(formula).replace(
+            lambda e: isinstance(e, (sp.Limit, sp.Derivative, AppliedUndef)), freeze
+        )
         return exp_to_rational(formula, generators)[0]
 
     translator = Z3Translator()

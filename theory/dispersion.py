@@ -62,7 +62,14 @@ dip_coefficient = sp.exp(m / theta) / (sp.exp(m / theta) + (n - 1) * sp.exp(M / 
 
 _upper = dispersion_upper.expr.subs(_spread)
 _lower = dispersion_lower.expr.subs(_spread)
-_bounded = [sp.Gt(theta, 0), sp.Ge(n, 1), sp.Le(m, e_k), sp.Le(e_k, M), sp.Le(m, e_j), sp.Le(e_j, M)]
+_bounded = [
+    sp.Gt(theta, 0),
+    sp.Ge(n, 1),
+    sp.Le(m, e_k),
+    sp.Le(e_k, M),
+    sp.Le(m, e_j),
+    sp.Le(e_j, M),
+]
 
 
 def _t1_proof() -> list[Step]:

@@ -16,10 +16,14 @@ The methods:
 ``z3 nlsat`` (:class:`Implied`)
     The facts imply the conclusion over the reals; opaque subterms are left free (see
     :mod:`softmax_dispersion.theory._z3`).  ``unknown`` and timeouts fail.
+``exact real-root isolation`` (:class:`RealRoots`)
+    A univariate polynomial with rational coefficients has exactly the listed real
+    roots, one in each rational interval (Sturm-sequence root counting in sympy).
 ``sympy limit (Gruntz)`` (:class:`Limit`)
     The limit is computed and compared with the claimed value by :class:`Identity`.
-Inference rules (:class:`ExpMonotone`, :class:`LogMonotone`, :class:`SumOfTerms`,
-:class:`ConvexCombination`, :class:`SumLinearity`, :class:`Monotone`)
+Inference rules
+    :class:`ExpMonotone`, :class:`LogMonotone`, :class:`SumOfTerms`,
+    :class:`ConvexCombination`, :class:`SumLinearity`, :class:`Monotone`.
     Each rule states its side conditions and decides them with z3 before concluding.
 
 Anything else (an exception, a timeout, a non-rational expression given to ``cancel``)
@@ -49,6 +53,7 @@ __all__ = [
     "Limit",
     "LogMonotone",
     "Monotone",
+    "RealRoots",
     "ProofError",
     "StepResult",
     "Step",
@@ -128,7 +133,8 @@ class Identity(Step):
 
     With ``exponentiate=True`` the method compares ``exp(lhs)`` with ``exp(rhs)``
     instead (``exp`` is injective on the reals), which turns sums of logarithms of
-    positive quantities into products; the caller must know both sides are real.
+    positive quantities into products.  The facts must then show every logarithm's
+    argument positive, and all symbols must be real, so that both sides are real.
     """
 
     lhs: sp.Expr
@@ -142,20 +148,29 @@ class Identity(Step):
         return sp.Eq(self.lhs, self.rhs, evaluate=False)
 
     def decide(self, facts: Sequence[sp.Basic]) -> str:
-        difference = sp.exp(self.lhs) / sp.exp(self.rhs) - 1 if self.exponentiate else (
-            self.lhs - self.rhs
-        )
+        if self.exponentiate:
+            self._require_real(facts)
+            difference = sp.exp(self.lhs) / sp.exp(self.rhs) - 1
+        else:
+            difference = self.lhs - self.rhs
         difference = sp.powsimp(sp.expand_power_exp(difference))
         rational, _ = exp_to_rational(difference)
         variables = sorted(rational.free_symbols, key=str)
         if not rational.is_rational_function(*variables):
-            raise ProofError(
-                f"not a rational function after t = exp(.): {sp.sstr(rational)}"
-            )
+            raise ProofError(f"not a rational function after t = exp(.): {sp.sstr(rational)}")
         remainder = sp.cancel(sp.together(rational))
         if remainder != 0:
             raise ProofError(f"cancel leaves {sp.sstr(remainder)} != 0")
         return "cancel(lhs - rhs) == 0"
+
+    def _require_real(self, facts: Sequence[sp.Basic]) -> None:
+        """Both sides real: real symbols, and every logarithm of a positive quantity."""
+        both = sp.Tuple(self.lhs, self.rhs)
+        for symbol in both.free_symbols:
+            if not symbol.is_real:
+                raise ProofError(f"{symbol} is not declared real; exp is not injective on C")
+        for atom in both.atoms(sp.log):
+            require(facts, sp.Gt(atom.args[0], 0), "positivity of a logarithm's argument")
 
 
 @dataclass
@@ -199,6 +214,10 @@ class Limit(Step):
         return sp.Eq(sp.Limit(self.expr, self.var, self.point), self.expected, evaluate=False)
 
     def decide(self, facts: Sequence[sp.Basic]) -> str:
+        # sympy's limit uses the symbols' declared assumptions: each must be a fact too.
+        for symbol in sorted(self.expr.free_symbols - {self.var}, key=str):
+            if symbol.is_positive:
+                require(facts, sp.Gt(symbol, 0), f"the declared positivity of {symbol}")
         value = sp.limit(self.expr, self.var, self.point)
         if value.has(sp.Limit, sp.AccumBounds, sp.nan):
             raise ProofError(f"sympy could not evaluate the limit: {sp.sstr(value)}")
@@ -411,6 +430,44 @@ class Monotone(Step):
             raise ProofError(f"{self.var} must be a fresh variable, but the facts mention it")
         require(list(facts) + inside, sign, "the sign of the derivative")
         return f"d/d{self.var} = {sp.sstr(derivative)} has the required sign"
+
+
+@dataclass
+class RealRoots(Step):
+    """A rational polynomial's real roots: exactly one in each interval, none elsewhere.
+
+    ``names`` are symbols standing for the roots; the conclusion pins each by
+    ``poly(name) = 0`` and ``lo < name < hi``, facts that z3 can use exactly.
+    Decided by exact root counting (``Poly.count_roots``) over the rationals, with the
+    interval ends checked not to be roots.
+    """
+
+    poly: sp.Expr
+    var: sp.Symbol
+    intervals: Sequence[tuple[sp.Rational, sp.Rational]]
+    names: Sequence[sp.Symbol]
+    description: str
+    method: ClassVar[str] = "exact real-root isolation"
+
+    @property
+    def conclusion(self) -> sp.Basic:
+        parts = []
+        for (lo, hi), name in zip(self.intervals, self.names, strict=True):
+            parts += [sp.Eq(self.poly.subs(self.var, name), 0), sp.Lt(lo, name), sp.Lt(name, hi)]
+        return sp.And(*parts)
+
+    def decide(self, facts: Sequence[sp.Basic]) -> str:
+        poly = sp.Poly(self.poly, self.var, domain="QQ")
+        total = poly.count_roots()
+        if total != len(self.intervals):
+            raise ProofError(f"the polynomial has {total} real roots, not {len(self.intervals)}")
+        for lo, hi in self.intervals:
+            lo, hi = sp.Rational(lo), sp.Rational(hi)
+            if poly.eval(lo) == 0 or poly.eval(hi) == 0:
+                raise ProofError(f"an end of [{lo}, {hi}] is itself a root")
+            if poly.count_roots(lo, hi) != 1:
+                raise ProofError(f"[{lo}, {hi}] holds {poly.count_roots(lo, hi)} roots, not 1")
+        return f"{total} real roots, each isolated in its interval"
 
 
 @dataclass(frozen=True)

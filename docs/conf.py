@@ -1,0 +1,80 @@
+"""Sphinx configuration for the softmax-dispersion documentation.
+
+Build offline, with warnings as errors::
+
+    sphinx-build -W --keep-going -b html docs docs/_build/html
+
+The claim pages under ``theory/claims/`` are generated at build time by the local
+extension ``_ext/claim_pages.py``, which checks every claim first and stops the build
+if one does not verify.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent / "_ext"))
+
+project = "softmax-dispersion"
+author = "softmax-dispersion developers"
+copyright = "softmax-dispersion developers"
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+    "myst_parser",
+    "claim_pages",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
+
+# Nothing is fetched at build time: no intersphinx, no remote images.  MathJax is
+# loaded by the reader's browser from Sphinx's default URL when a page is viewed.
+myst_enable_extensions = ["deflist", "dollarmath"]
+myst_heading_anchors = 3
+
+autodoc_member_order = "bysource"
+autodoc_typehints = "signature"
+
+python_maximum_signature_line_length = 88
+
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+html_theme = "furo"
+html_title = "softmax-dispersion"
+
+
+def _show_default_factories(
+    app: Any,
+    what: str,
+    name: str,
+    obj: Any,
+    options: Any,
+    signature: str | None,
+    return_annotation: str | None,
+) -> tuple[str | None, str | None] | None:
+    """Replace dataclasses' ``<factory>`` defaults by the value the factory makes.
+
+    ``<factory>`` is not Python, so Sphinx cannot parse such a signature and would show
+    it as raw text.
+    """
+    if what != "class" or not signature or "<factory>" not in signature:
+        return None
+    if not dataclasses.is_dataclass(obj):
+        return None
+    for field in dataclasses.fields(obj):
+        if field.default_factory is not dataclasses.MISSING:
+            signature = signature.replace("<factory>", repr(field.default_factory()), 1)
+    return signature.replace("<factory>", "..."), return_annotation
+
+
+def setup(app: Any) -> None:
+    app.connect("autodoc-process-signature", _show_default_factories)
