@@ -32,7 +32,14 @@ __all__ = [
     "claim_by_id",
 ]
 
-CLAIM_MODULES: tuple[str, ...] = ("dispersion",)
+CLAIM_MODULES: tuple[str, ...] = (
+    "dispersion",
+    "dispersion_size",
+    "weight_norms",
+    "composition",
+    "length_scaling",
+    "adaptive_temperature",
+)
 """The modules that define claims, in the order of their claims."""
 
 if TYPE_CHECKING:

@@ -52,4 +52,6 @@ def exp_to_rational(
         lambda e: sp.exp(e.exp * sp.log(e.base)),
     )
     expr = expr.replace(lambda e: isinstance(e, sp.exp), replace)
+    if expr.has(sp.E):  # sympy writes exp(1) as the constant E
+        expr = expr.xreplace({sp.E: replace(sp.exp(1, evaluate=False))})
     return expr, {t: sp.exp(g) for g, t in generators.items()}

@@ -43,3 +43,19 @@ def run_claims(claims: Sequence[Claim], stream: TextIO = sys.stdout) -> int:
         print(format_result(result), file=stream)
         print(file=stream)
     return 0 if ok else 1
+
+
+def summary_table(results: Sequence[ClaimResult]) -> str:
+    """One line per claim (id, verdict, steps, seconds, title) and a total."""
+    lines = [f"{'claim':<6} {'verdict':<9} {'steps':>5} {'seconds':>8}  title"]
+    for result in results:
+        verdict = "verified" if result.verified else "FAILED"
+        passed = sum(step.verified for step in result.steps)
+        lines.append(
+            f"{result.claim.id:<6} {verdict:<9} {passed:>2}/{len(result.steps):<2} "
+            f"{result.seconds:>8.2f}  {result.claim.title}"
+        )
+    verified = sum(r.verified for r in results)
+    total = sum(r.seconds for r in results)
+    lines.append(f"{verified} of {len(results)} claims verified in {total:.1f} s")
+    return "\n".join(lines)

@@ -143,8 +143,9 @@ def prove_with_z3(
 ) -> tuple[str, str]:
     """Decide ``hypotheses ⇒ goal`` over the reals.
 
-    A conjunction is proved part by part.  For each part, tries the facts nearest it first (one, then two hops of shared symbols, each
-    with a short timeout), then all of them with the full timeout.  Returns
+    A conjunction is proved part by part.  For each part, tries the facts nearest it
+    first (one, then two hops of shared symbols, each with a short timeout), then all
+    of them with the full timeout.  Returns
     ``("proved", detail)`` when the negated goal is unsatisfiable, otherwise
     ``("sat", counterexample)`` or ``("unknown", reason)``; only ``"proved"`` counts, and
     a counterexample is only reported from the attempt with every fact.

@@ -42,6 +42,7 @@ __all__ = [
     "ENTROPY_OFFSET",
     "T11",
     "AdaptiveConstants",
+    "adaptive_claim",
     "adaptive_constants",
     "adaptive_inverse_temperature",
     "adaptive_polynomial",
@@ -69,16 +70,12 @@ adaptive_inverse_temperature = formula(
     "T11: the adaptive inverse temperature β(H) = max(P(H), 1) for H > 1/2, else 1",
 )
 
-_P = adaptive_polynomial.expr
-_beta = adaptive_inverse_temperature.expr
 root_low, root_high, peak = sp.symbols("r_low r_high h_star", real=True)
 p_j, p_max, entropy = sp.symbols("p_j p_max H_adaptive", real=True)
 _x = sp.Symbol("x", real=True)
 
 #: Entropy as computed by the rule: a convex combination of −log(p_j + 10⁻⁹).
-_rule_entropy = SumOver(
-    entropy, -sp.log(p_j + ENTROPY_OFFSET), (p_j,), sp.Integer(1), weight=p_j
-)
+_rule_entropy = SumOver(entropy, -sp.log(p_j + ENTROPY_OFFSET), (p_j,), sp.Integer(1), weight=p_j)
 threshold = -sp.log(sp.exp(-root_high) - ENTROPY_OFFSET)
 """τ: once log n − δ exceeds it, β = 1 exactly."""
 
@@ -123,7 +120,7 @@ def adaptive_constants(polynomial: sp.Expr | None = None) -> AdaptiveConstants:
     >>> adaptive_constants().digits(10)["max_inverse_temperature"]
     '2.421387707'
     """
-    poly = sp.Poly(_P if polynomial is None else polynomial, H, domain="QQ")
+    poly = sp.Poly(adaptive_polynomial.expr if polynomial is None else polynomial, H, domain="QQ")
     low, high = sp.Poly(poly - 1, H).real_roots()[0], sp.Poly(poly - 1, H).real_roots()[-1]
     (h_star,) = sp.Poly(poly.diff(H), H).real_roots()
     return AdaptiveConstants(
@@ -135,81 +132,120 @@ def adaptive_constants(polynomial: sp.Expr | None = None) -> AdaptiveConstants:
     )
 
 
-def _t11_proof() -> list[Step]:
-    beta_max = _P.subs(H, peak)
-    return [
-        RealRoots(
-            _P - 1,
-            H,
-            [(0, 1), (5, 6)],
-            [root_low, root_high],
-            "P − 1 has exactly two real roots, r_low in (0, 1) and r_high in (5, 6)",
-        ),
-        Implied(
-            sp.Implies(H > ENTROPY_FLOOR, sp.Equivalent(_P > 1, (root_low < H) & (H < root_high))),
-            "above H = 1/2, P > 1 exactly between the roots",
-        ),
-        RealRoots(sp.diff(_P, H), H, [(4, 5)], [peak], "P' has one real root h* in (4, 5)"),
-        Implied(sp.Le(_P, beta_max), "P (degree 4, leading coefficient < 0) peaks at h*"),
-        Monotone(
-            sp.exp(_x) * (1 - _x / 2) ** 2,
-            _x,
-            sp.Integer(0),
-            sp.Integer(1),
-            "exp(x)(1 − x/2)^2 falls on [0, 1]: e <= 4, so exp(−r_high) > 4^-6 > 10^-9",
-            decreasing=True,
-        ),
-        ExpMonotone(sp.Integer(-6), -root_high, "exp(−r_high) >= exp(−6)"),
-        LogMonotone(p_j + ENTROPY_OFFSET, p_max + ENTROPY_OFFSET, "each p_j <= p_max"),
-        ConvexCombination(
-            _rule_entropy,
-            -sp.log(p_max + ENTROPY_OFFSET),
-            None,
-            "the rule's entropy is a convex combination of −log(p_j + 10^-9)",
-        ),
-        LogMonotone(
-            p_max + ENTROPY_OFFSET,
-            sp.exp(delta) / n + ENTROPY_OFFSET,
-            "p_max <= e^δ/n (T1–T2 at θ = 1)",
-        ),
-        ExpMonotone(delta - sp.log(n), -threshold, "log n − δ > τ gives e^δ/n < e^{−τ}", strict=True),
-        LogMonotone(
-            sp.exp(delta) / n + ENTROPY_OFFSET,
-            sp.exp(-root_high),
-            "so log(e^δ/n + 10^-9) < −r_high",
-            strict=True,
-        ),
-        Implied(sp.Gt(entropy, root_high), "the rule's entropy exceeds r_high"),
-        Implied(
-            sp.And(sp.Le(1, _beta), sp.Le(_beta, beta_max)), "hence 1 <= β(H) <= β_max = P(h*)"
-        ),
-        ExpMonotone(_beta * delta, beta_max * delta, "so T1 holds with c <= exp(β_max δ)"),
-        Implied(T11.statement, "β = 1 exactly past r_high; all parts together"),
-    ]
+def adaptive_claim(polynomial: sp.Expr, claim_id: str = "T11") -> Claim:
+    """Claim T11 for a given polynomial in ``H`` (the rule's own gives T11 itself).
+
+    The proof isolates the roots of ``P − 1`` in (0, 1) and (5, 6) and the root of
+    ``P'`` in (4, 5); a different polynomial (such as the known wrong port that reads
+    the coefficients in ascending order) fails at the first step whose root count or
+    intervals do not fit.
+
+    Parameters
+    ----------
+    polynomial
+        A polynomial in :data:`~softmax_dispersion.theory.symbols.H` with rational
+        coefficients.
+    claim_id
+        The id of the claim built.
+
+    Returns
+    -------
+    Claim
+        The claim; check it with :meth:`Claim.check`.
+
+    Notes
+    -----
+    The rule is ``β(H) = max(P(H), 1)`` for ``H > 1/2`` and ``β = 1`` otherwise.
+
+    Examples
+    --------
+    >>> adaptive_claim(adaptive_polynomial.expr).check().verified
+    True
+    """
+    P = sp.expand(polynomial)
+    beta = sp.Piecewise((sp.Max(P, 1), H > ENTROPY_FLOOR), (1, True))
+    beta_max = P.subs(H, peak)
+    sharpening = sp.Implies(
+        H > ENTROPY_FLOOR, sp.Equivalent(P > 1, (root_low < H) & (root_high > H))
+    )
+    well_defined = sp.Gt(sp.exp(-root_high) - ENTROPY_OFFSET, 0)
+    statement = sp.And(
+        sharpening,
+        well_defined,
+        sp.Le(1, beta),
+        sp.Le(beta, beta_max),
+        sp.Le(sp.exp(beta * delta), sp.exp(beta_max * delta)),
+        sp.Eq(beta.subs(H, entropy), 1),
+    )
+
+    def proof() -> list[Step]:
+        return [
+            RealRoots(
+                P - 1,
+                H,
+                [(0, 1), (5, 6)],
+                [root_low, root_high],
+                "P − 1 has exactly two real roots, r_low in (0, 1) and r_high in (5, 6)",
+            ),
+            Implied(sharpening, "above H = 1/2, P > 1 exactly between the roots"),
+            RealRoots(sp.diff(P, H), H, [(4, 5)], [peak], "P' has one real root h* in (4, 5)"),
+            Implied(sp.Le(P, beta_max), "P (degree 4, leading coefficient < 0) peaks at h*"),
+            Monotone(
+                sp.exp(_x) * (1 - _x / 2) ** 2,
+                _x,
+                sp.Integer(0),
+                sp.Integer(1),
+                "exp(x)(1 − x/2)^2 falls on [0, 1], so e/4 <= 1",
+                decreasing=True,
+            ),
+            ExpMonotone(sp.Integer(-6), -root_high, "exp(−r_high) >= exp(−6)"),
+            Implied(well_defined, "so τ is real: exp(−r_high) > 4^-6 > 10^-9"),
+            LogMonotone(p_j + ENTROPY_OFFSET, p_max + ENTROPY_OFFSET, "each p_j <= p_max"),
+            ConvexCombination(
+                _rule_entropy,
+                -sp.log(p_max + ENTROPY_OFFSET),
+                None,
+                "the rule's entropy is a convex combination of −log(p_j + 10^-9)",
+            ),
+            LogMonotone(
+                p_max + ENTROPY_OFFSET,
+                sp.exp(delta) / n + ENTROPY_OFFSET,
+                "p_max <= e^δ/n (T1–T2 at θ = 1)",
+            ),
+            ExpMonotone(
+                delta - sp.log(n), -threshold, "log n − δ > τ gives e^δ/n < e^{−τ}", strict=True
+            ),
+            LogMonotone(
+                sp.exp(delta) / n + ENTROPY_OFFSET,
+                sp.exp(-root_high),
+                "so log(e^δ/n + 10^-9) < −r_high",
+                strict=True,
+            ),
+            Implied(sp.Gt(entropy, root_high), "the rule's entropy exceeds r_high"),
+            Implied(sp.And(sp.Le(1, beta), sp.Le(beta, beta_max)), "hence 1 <= β(H) <= P(h*)"),
+            ExpMonotone(beta * delta, beta_max * delta, "so T1 holds with c <= exp(β_max δ)"),
+            Implied(statement, "β = 1 exactly past r_high; all parts together"),
+        ]
+
+    return Claim(
+        id=claim_id,
+        title="adaptive temperature: 1 <= β <= β_max ≈ 2.4214, and β = 1 once log n − δ > τ",
+        statement=statement,
+        assumptions=[
+            sp.Ge(n, 1),
+            sp.Ge(delta, 0),
+            sp.Le(0, p_j),
+            sp.Le(p_j, p_max),
+            sp.Le(p_max, sp.exp(delta) / n),
+            sp.Gt(sp.log(n) - delta, threshold),
+        ],
+        source="paper, §3 (adaptive temperature); constants derived exactly",
+        proof=proof,
+        formulas=("adaptive_polynomial", "adaptive_inverse_temperature"),
+    )
 
 
-T11 = Claim(
-    id="T11",
-    title="adaptive temperature: 1 <= β <= β_max ≈ 2.4214, and β = 1 once log n − δ > τ",
-    statement=sp.And(
-        sp.Implies(H > ENTROPY_FLOOR, sp.Equivalent(_P > 1, (root_low < H) & (H < root_high))),
-        sp.Le(1, _beta),
-        sp.Le(_beta, _P.subs(H, peak)),
-        sp.Le(sp.exp(_beta * delta), sp.exp(_P.subs(H, peak) * delta)),
-        sp.Eq(_beta.subs(H, entropy), 1),
-    ),
-    assumptions=[
-        sp.Ge(n, 1),
-        sp.Ge(delta, 0),
-        sp.Le(0, p_j),
-        sp.Le(p_j, p_max),
-        sp.Le(p_max, sp.exp(delta) / n),
-        sp.Gt(sp.log(n) - delta, threshold),
-    ],
-    source="paper, §3 (adaptive temperature); constants derived exactly",
-    proof=_t11_proof,
-    formulas=("adaptive_polynomial", "adaptive_inverse_temperature"),
-)
+T11 = adaptive_claim(adaptive_polynomial.expr)
 
 CLAIMS = (T11,)
 

@@ -13,7 +13,48 @@ from typing import Any
 
 import sympy as sp
 
-__all__ = ["FORMULAS", "Formula", "formula"]
+__all__ = ["DOMAINS", "FORMULAS", "Formula", "formula", "parameter_value"]
+
+DOMAINS: dict[str, tuple[str, Callable[[sp.Rational], bool]]] = {
+    "n": ("an integer >= 1", lambda v: bool(v.is_integer and v >= 1)),
+    "theta": ("a number > 0", lambda v: bool(v > 0)),
+    "beta": ("a number > 0", lambda v: bool(v > 0)),
+    "delta": ("a number >= 0", lambda v: bool(v >= 0)),
+    "epsilon": ("a number strictly between 0 and 1", lambda v: bool(0 < v < 1)),
+    "s": ("a number > 0", lambda v: bool(v > 0)),
+}
+"""The admissible values of the named parameters, for checking user input."""
+
+
+def parameter_value(name: str, value: object) -> sp.Rational:
+    """Read ``value`` as an exact rational and check it against ``name``'s domain.
+
+    Decimal strings and floats are read exactly as written (``"0.1"`` is 1/10).
+
+    Raises
+    ------
+    ValueError
+        When the value is not a finite number or lies outside the domain; the message
+        names the parameter and what was expected.
+
+    Examples
+    --------
+    >>> parameter_value("epsilon", "0.01")
+    1/100
+    >>> parameter_value("theta", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: theta must be a number > 0, got 0
+    """
+    try:
+        exact = sp.Rational(str(value).strip())
+    except (TypeError, ValueError, SyntaxError) as error:
+        raise ValueError(f"{name} must be a finite number, got {value!r}") from error
+    if name in DOMAINS:
+        expected, admissible = DOMAINS[name]
+        if not admissible(exact):
+            raise ValueError(f"{name} must be {expected}, got {value}")
+    return exact
 
 
 @dataclass(frozen=True)
@@ -52,12 +93,17 @@ class Formula:
         return sp.lambdify(self.args, self.expr, modules="mpmath")
 
     def __call__(self, **values: Any) -> sp.Expr:
-        """Substitute symbols by name, exactly (``formula(n=16, delta=5, theta=1)``)."""
+        """Substitute parameters by name, exactly, after checking their domains.
+
+        ``dispersion_upper(n=16, delta=5, theta=1)`` gives ``exp(5)/(exp(5) + 15)``;
+        ``theta=0`` raises :class:`ValueError` naming ``theta``.
+        """
         by_name = {str(arg): arg for arg in self.args}
         unknown = set(values) - set(by_name)
         if unknown:
             raise TypeError(f"{self.name} takes {sorted(by_name)}, not {sorted(unknown)}")
-        return self.expr.subs({by_name[k]: sp.sympify(v) for k, v in values.items()})
+        exact = {by_name[k]: parameter_value(k, v) for k, v in values.items()}
+        return self.expr.xreplace(exact)
 
 
 FORMULAS: dict[str, Formula] = {}

@@ -26,6 +26,9 @@ Inference rules
     :class:`ConvexCombination`, :class:`SumLinearity`, :class:`Monotone`.
     Each rule states its side conditions and decides them with z3 before concluding.
 
+Every relation the kernel builds is unevaluated (``evaluate=False``): sympy never gets
+to settle a comparison such as ``E/4 <= 1`` numerically behind a checker's back.
+
 Anything else (an exception, a timeout, a non-rational expression given to ``cancel``)
 fails the step loudly: nothing is ever assumed to hold because a method gave up.
 """
@@ -53,10 +56,10 @@ __all__ = [
     "Limit",
     "LogMonotone",
     "Monotone",
-    "RealRoots",
     "ProofError",
-    "StepResult",
+    "RealRoots",
     "Step",
+    "StepResult",
     "SumLinearity",
     "SumOfTerms",
     "SumOver",
@@ -170,7 +173,11 @@ class Identity(Step):
             if not symbol.is_real:
                 raise ProofError(f"{symbol} is not declared real; exp is not injective on C")
         for atom in both.atoms(sp.log):
-            require(facts, sp.Gt(atom.args[0], 0), "positivity of a logarithm's argument")
+            require(
+                facts,
+                sp.Gt(atom.args[0], 0, evaluate=False),
+                "positivity of a logarithm's argument",
+            )
 
 
 @dataclass
@@ -217,7 +224,9 @@ class Limit(Step):
         # sympy's limit uses the symbols' declared assumptions: each must be a fact too.
         for symbol in sorted(self.expr.free_symbols - {self.var}, key=str):
             if symbol.is_positive:
-                require(facts, sp.Gt(symbol, 0), f"the declared positivity of {symbol}")
+                require(
+                    facts, sp.Gt(symbol, 0, evaluate=False), f"the declared positivity of {symbol}"
+                )
         value = sp.limit(self.expr, self.var, self.point)
         if value.has(sp.Limit, sp.AccumBounds, sp.nan):
             raise ProofError(f"sympy could not evaluate the limit: {sp.sstr(value)}")
@@ -232,19 +241,21 @@ class ExpMonotone(Step):
     lower: sp.Expr
     upper: sp.Expr
     description: str
-    scale: sp.Expr = sp.Integer(1)
+    scale: sp.Expr = sp.S.One
     strict: bool = False
     method: ClassVar[str] = "rule: exp is increasing"
 
     @property
     def conclusion(self) -> sp.Basic:
         relation = sp.Lt if self.strict else sp.Le
-        return relation(sp.exp(self.lower / self.scale), sp.exp(self.upper / self.scale))
+        return relation(
+            sp.exp(self.lower / self.scale), sp.exp(self.upper / self.scale), evaluate=False
+        )
 
     def decide(self, facts: Sequence[sp.Basic]) -> str:
         relation = sp.Lt if self.strict else sp.Le
-        require(facts, relation(self.lower, self.upper), "the premise")
-        require(facts, sp.Gt(self.scale, 0), "positivity of the scale")
+        require(facts, relation(self.lower, self.upper, evaluate=False), "the premise")
+        require(facts, sp.Gt(self.scale, 0, evaluate=False), "positivity of the scale")
         return "premise and scale > 0 implied by the facts"
 
 
@@ -261,12 +272,12 @@ class LogMonotone(Step):
     @property
     def conclusion(self) -> sp.Basic:
         relation = sp.Lt if self.strict else sp.Le
-        return relation(sp.log(self.lower), sp.log(self.upper))
+        return relation(sp.log(self.lower), sp.log(self.upper), evaluate=False)
 
     def decide(self, facts: Sequence[sp.Basic]) -> str:
         relation = sp.Lt if self.strict else sp.Le
-        require(facts, sp.Gt(self.lower, 0), "positivity of the smaller side")
-        require(facts, relation(self.lower, self.upper), "the premise")
+        require(facts, sp.Gt(self.lower, 0, evaluate=False), "positivity of the smaller side")
+        require(facts, relation(self.lower, self.upper, evaluate=False), "the premise")
         return "premise and positivity implied by the facts"
 
 
@@ -312,18 +323,20 @@ class SumOfTerms(Step):
     def conclusion(self) -> sp.Basic:
         parts = []
         if self.lower is not None:
-            parts.append(sp.Le(self.total.count * self.lower, self.total.symbol))
+            parts.append(sp.Le(self.total.count * self.lower, self.total.symbol, evaluate=False))
         if self.upper is not None:
-            parts.append(sp.Le(self.total.symbol, self.total.count * self.upper))
+            parts.append(sp.Le(self.total.symbol, self.total.count * self.upper, evaluate=False))
         return sp.And(*parts)
 
     def decide(self, facts: Sequence[sp.Basic]) -> str:
         if self.lower is None and self.upper is None:
             raise ProofError("no bound to sum")
         _free_of_index(self.total.count, self.total, "the count")
-        require(facts, sp.Ge(self.total.count, 0), "non-negativity of the count")
+        require(facts, sp.Ge(self.total.count, 0, evaluate=False), "non-negativity of the count")
         if self.total.weight is not None:
-            require(facts, sp.Ge(self.total.weight, 0), "non-negativity of the weights")
+            require(
+                facts, sp.Ge(self.total.weight, 0, evaluate=False), "non-negativity of the weights"
+            )
         for bound, relation, name in (
             (self.lower, sp.Le, "lower"),
             (self.upper, sp.Ge, "upper"),
@@ -331,7 +344,11 @@ class SumOfTerms(Step):
             if bound is None:
                 continue
             _free_of_index(bound, self.total, f"the {name} bound")
-            require(facts, relation(bound, self.total.term), f"the termwise {name} bound")
+            require(
+                facts,
+                relation(bound, self.total.term, evaluate=False),
+                f"the termwise {name} bound",
+            )
         return "termwise bounds, count >= 0 and index-free bounds implied by the facts"
 
 
@@ -418,13 +435,24 @@ class Monotone(Step):
     def conclusion(self) -> sp.Basic:
         at_lo = self.function.subs(self.var, self.lo)
         at_hi = self.function.subs(self.var, self.hi)
-        return sp.Ge(at_lo, at_hi) if self.decreasing else sp.Le(at_lo, at_hi)
+        return (
+            sp.Ge(at_lo, at_hi, evaluate=False)
+            if self.decreasing
+            else sp.Le(at_lo, at_hi, evaluate=False)
+        )
 
     def decide(self, facts: Sequence[sp.Basic]) -> str:
-        require(facts, sp.Le(self.lo, self.hi), "the order of the endpoints")
+        require(facts, sp.Le(self.lo, self.hi, evaluate=False), "the order of the endpoints")
         derivative = sp.together(sp.diff(self.function, self.var))
-        sign = sp.Le(derivative, 0) if self.decreasing else sp.Ge(derivative, 0)
-        inside = [sp.Le(self.lo, self.var), sp.Le(self.var, self.hi)]
+        sign = (
+            sp.Le(derivative, 0, evaluate=False)
+            if self.decreasing
+            else sp.Ge(derivative, 0, evaluate=False)
+        )
+        inside = [
+            sp.Le(self.lo, self.var, evaluate=False),
+            sp.Le(self.var, self.hi, evaluate=False),
+        ]
         clash = [f for f in facts if self.var in f.free_symbols]
         if clash:
             raise ProofError(f"{self.var} must be a fresh variable, but the facts mention it")
@@ -453,7 +481,11 @@ class RealRoots(Step):
     def conclusion(self) -> sp.Basic:
         parts = []
         for (lo, hi), name in zip(self.intervals, self.names, strict=True):
-            parts += [sp.Eq(self.poly.subs(self.var, name), 0), sp.Lt(lo, name), sp.Lt(name, hi)]
+            parts += [
+                sp.Eq(self.poly.subs(self.var, name), 0),
+                sp.Lt(lo, name, evaluate=False),
+                sp.Lt(name, hi, evaluate=False),
+            ]
         return sp.And(*parts)
 
     def decide(self, facts: Sequence[sp.Basic]) -> str:

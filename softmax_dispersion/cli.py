@@ -1,0 +1,197 @@
+"""The ``softmax-dispersion`` command line.
+
+Exit status: 0 when everything verified or passed, 1 when a check failed, 2 for bad
+usage or input (one line on standard error naming the argument, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from softmax_dispersion import __version__
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad input from the user: reported in one line, exit status 2."""
+
+
+def _parse_assignments(items: Sequence[str]) -> dict[str, object]:
+    from softmax_dispersion.theory.formulas import DOMAINS, parameter_value
+
+    values: dict[str, object] = {}
+    for item in items:
+        for part in filter(None, item.split(",")):
+            name, sep, raw = part.partition("=")
+            name = name.strip()
+            if not sep:
+                raise UsageError(f"--at expects NAME=VALUE, got {part!r}")
+            if name not in DOMAINS:
+                raise UsageError(f"--at: unknown parameter {name!r}; known: {', '.join(DOMAINS)}")
+            try:
+                values[name] = parameter_value(name, raw)
+            except ValueError as error:
+                raise UsageError(f"--at: {error}") from None
+    return values
+
+
+def _instances(formula_names: Sequence[str], at: dict[str, object]) -> list[dict[str, str]]:
+    """Each named formula evaluated exactly at ``at``, when ``at`` gives all its arguments."""
+    import sympy as sp
+
+    from softmax_dispersion.theory import FORMULAS
+
+    rows = []
+    for name in formula_names:
+        formula = FORMULAS[name]
+        args = [str(a) for a in formula.args]
+        if all(a in at for a in args):
+            value = formula(**{a: at[a] for a in args})
+            rows.append(
+                {
+                    "formula": name,
+                    "at": ", ".join(f"{a}={at[a]}" for a in args),
+                    "exact": sp.sstr(value),
+                    "value": str(sp.N(value, 15)),
+                }
+            )
+    return rows
+
+
+def _run_prove(args: argparse.Namespace) -> int:
+    from softmax_dispersion.theory import all_claims, claim_by_id
+    from softmax_dispersion.theory._report import format_result, summary_table
+    from softmax_dispersion.theory.certificate import build_certificate
+    from softmax_dispersion.theory.kernel import ClaimResult
+
+    try:
+        claims = [claim_by_id(i) for i in args.ids] if args.ids else list(all_claims())
+    except KeyError as error:
+        raise UsageError(error.args[0]) from None
+    at = _parse_assignments(args.at)
+    if args.certificate is not None and not args.certificate.parent.is_dir():
+        raise UsageError(f"--certificate: folder {args.certificate.parent} does not exist")
+
+    cache: dict[str, ClaimResult] = {}
+    results = []
+    records = []
+    for claim in claims:
+        result = claim.check(cache)
+        results.append(result)
+        record = result.to_dict()
+        record["instances"] = _instances(claim.formulas, at) if at else []
+        records.append(record)
+        if not args.json:
+            print(format_result(result))
+            for row in record["instances"]:
+                print(f"  at {row['at']}: {row['formula']} = {row['exact']} ≈ {row['value']}")
+            print()
+    if args.json:
+        print(json.dumps(records, indent=2))
+    else:
+        print(summary_table(results))
+        if at and not any(r["instances"] for r in records):
+            print("note: --at gave no formula of these claims all of its parameters")
+    if args.certificate is not None:
+        args.certificate.write_text(json.dumps(build_certificate(results), indent=2) + "\n")
+        if not args.json:
+            print(f"certificate written to {args.certificate}")
+    return EXIT_OK if all(r.verified for r in results) else EXIT_FAILED
+
+
+def _run_reproduce(args: argparse.Namespace) -> int:
+    from softmax_dispersion.reproduce import ReportFolderError, reproduce
+
+    try:
+        report = reproduce(args.out, stream=sys.stdout, quiet=args.json)
+    except ReportFolderError as error:
+        raise UsageError(str(error)) from None
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    return EXIT_OK if report.passed else EXIT_FAILED
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser, one subcommand per job."""
+    parser = argparse.ArgumentParser(
+        prog="softmax-dispersion",
+        description=(
+            "Executable evidence that softmax disperses: with logits in [m, M] at a "
+            "fixed temperature every coefficient lies between e^{-δ/θ}/n and e^{δ/θ}/n."
+        ),
+        epilog="Exit status: 0 all verified, 1 a check failed, 2 bad usage or input.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    prove = commands.add_parser(
+        "prove",
+        help="check the machine-checked proofs of claims T1–T12",
+        description=(
+            "Check claims T1–T12 step by step and print each step with the method that "
+            "decided it, its verdict and its time."
+        ),
+        epilog=(
+            "Examples: 'softmax-dispersion prove', 'softmax-dispersion prove T1 T4 --json', "
+            "'softmax-dispersion prove T4 --at epsilon=0.01 delta=5 theta=1'."
+        ),
+    )
+    prove.add_argument("ids", nargs="*", metavar="ID", help="claim ids (default: all)")
+    prove.add_argument("--json", action="store_true", help="print one JSON object per claim")
+    prove.add_argument(
+        "--certificate",
+        type=Path,
+        metavar="FILE",
+        help="also write a JSON certificate (claims, steps, methods, tool versions)",
+    )
+    prove.add_argument(
+        "--at",
+        nargs="+",
+        default=[],
+        metavar="NAME=VALUE",
+        help="evaluate the claims' formulas exactly at these parameters (n, theta, delta, "
+        "epsilon, s, beta), checking each is admissible",
+    )
+    prove.set_defaults(run=_run_prove)
+
+    reproduce = commands.add_parser(
+        "reproduce",
+        help="run every built layer end to end and write one report",
+        description=(
+            "The main job: check every claim, then write report.md, report.json, a proof "
+            "certificate and figures into --out, and print a summary table."
+        ),
+    )
+    reproduce.add_argument(
+        "--out",
+        type=Path,
+        default=Path("softmax-dispersion-report"),
+        metavar="DIR",
+        help="report folder (default: ./softmax-dispersion-report); must be empty, new, "
+        "or an earlier report",
+    )
+    reproduce.add_argument("--json", action="store_true", help="print the report as JSON")
+    reproduce.set_defaults(run=_run_reproduce)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.run(args)
+    except UsageError as error:
+        print(f"softmax-dispersion {args.command}: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return status

@@ -1,0 +1,271 @@
+"""The main job: run every built layer end to end and write one report.
+
+``softmax-dispersion reproduce --out DIR`` checks every claim of the theory layer and
+writes into ``DIR``:
+
+``report.md``
+    The summary table, each claim's derivation and the figures.
+``report.json``
+    The same as data: one entry per section, with each claim's steps.
+``certificate.json``
+    The proof certificate (claims, steps, methods, tool versions).
+``figures/*.png``
+    The T1 bound against n and the adaptive temperature curve (needs matplotlib).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+__all__ = ["Report", "ReportFolderError", "Section", "reproduce"]
+
+REPORT_FILES = ("report.md", "report.json", "certificate.json")
+
+
+class ReportFolderError(ValueError):
+    """The output folder cannot take a report (not a folder, or holds other files)."""
+
+
+@dataclass
+class Section:
+    """One layer's part of the report."""
+
+    name: str
+    passed: bool
+    summary: str
+    markdown: str
+    data: dict[str, Any]
+    figures: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class Report:
+    """Everything ``reproduce`` ran."""
+
+    out: Path
+    sections: list[Section]
+
+    @property
+    def passed(self) -> bool:
+        """True when every section passed."""
+        return all(section.passed for section in self.sections)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "out": str(self.out),
+            "passed": self.passed,
+            "sections": [
+                {
+                    "name": s.name,
+                    "passed": s.passed,
+                    "summary": s.summary,
+                    "seconds": round(s.seconds, 3),
+                    "figures": s.figures,
+                    "data": s.data,
+                }
+                for s in self.sections
+            ],
+        }
+
+
+def _prepare(out: Path) -> None:
+    """Refuse a folder that holds anything but an earlier report."""
+    if out.exists() and not out.is_dir():
+        raise ReportFolderError(f"--out {out} exists and is not a folder")
+    if out.is_dir():
+        entries = {entry.name for entry in out.iterdir()}
+        if entries and "report.json" not in entries:
+            raise ReportFolderError(
+                f"--out {out} is not empty and holds no earlier report; "
+                "choose a new or empty folder"
+            )
+    try:
+        (out / "figures").mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ReportFolderError(f"--out {out} cannot be created: {error.strerror}") from None
+
+
+def _theory_section(out: Path) -> Section:
+    from softmax_dispersion.theory import check
+    from softmax_dispersion.theory._report import format_result, summary_table
+    from softmax_dispersion.theory.certificate import build_certificate
+
+    start = time.perf_counter()
+    results = check()
+    certificate = build_certificate(results)
+    (out / "certificate.json").write_text(json.dumps(certificate, indent=2) + "\n")
+    figures = _theory_figures(out / "figures")
+    verified = sum(r.verified for r in results)
+    derivations = "\n\n".join(format_result(r) for r in results)
+    markdown = "\n".join(
+        [
+            "## Theory: machine-checked claims",
+            "",
+            "```text",
+            summary_table(results),
+            "```",
+            "",
+            *(f"![{name}](figures/{name})" for name in figures),
+            "",
+            "<details><summary>Every step of every proof</summary>",
+            "",
+            "```text",
+            derivations,
+            "```",
+            "",
+            "</details>",
+        ]
+    )
+    return Section(
+        name="theory",
+        passed=verified == len(results),
+        summary=f"{verified}/{len(results)} claims verified",
+        markdown=markdown,
+        data={"claims": [r.to_dict() for r in results], "tools": certificate["tools"]},
+        figures=figures,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def _theory_figures(folder: Path) -> list[str]:
+    """Plot the exported formulas; returns the file names (none without matplotlib)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    import numpy as np
+
+    from softmax_dispersion.theory.adaptive_temperature import (
+        adaptive_constants,
+        adaptive_inverse_temperature,
+    )
+    from softmax_dispersion.theory.dispersion import dispersion_upper, paper_upper
+    from softmax_dispersion.theory.dispersion_size import dispersion_size
+
+    sizes = np.logspace(0, 6, 400)
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for spread in (1.0, 3.0, 5.0, 10.0):
+        line = ax.loglog(
+            sizes, dispersion_upper.numpy(sizes, spread, 1.0), label=f"δ/θ = {spread:g}"
+        )
+        ax.loglog(
+            sizes,
+            np.minimum(paper_upper.numpy(sizes, spread, 1.0), 1.0),
+            ":",
+            color=line[0].get_color(),
+        )
+        n_star = float(dispersion_size.numpy(0.01, spread, 1.0))
+        ax.plot([n_star], [0.01], "o", color=line[0].get_color())
+    ax.axhline(0.01, color="grey", lw=0.8)
+    ax.set(
+        xlabel="n (number of logits)",
+        ylabel="largest possible coefficient",
+        title="T1: c/(c+n−1) (solid), e^{δ/θ}/n (dotted); dots: n*(ε = 0.01)",
+    )
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(folder / "dispersion_bound.png", dpi=120)
+    plt.close(fig)
+
+    constants = adaptive_constants()
+    entropies = np.linspace(0.0, 8.0, 800)
+    beta = np.asarray(adaptive_inverse_temperature.numpy(entropies), dtype=float)
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    ax.plot(entropies, beta, label="β(H)")
+    for edge in (constants.sharpening_starts, constants.sharpening_ends):
+        ax.axvline(float(edge), color="grey", ls="--", lw=0.8)
+    ax.plot(
+        [float(constants.peak_entropy)],
+        [float(constants.max_inverse_temperature)],
+        "o",
+        label=f"β_max ≈ {float(constants.max_inverse_temperature):.4f}",
+    )
+    ax.set(
+        xlabel="entropy H (nats)",
+        ylabel="inverse temperature β",
+        title="T11: adaptive temperature sharpens only for 0.849 < H < 5.945",
+    )
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(folder / "adaptive_temperature.png", dpi=120)
+    plt.close(fig)
+    return ["dispersion_bound.png", "adaptive_temperature.png"]
+
+
+SECTIONS: tuple[Callable[[Path], Section], ...] = (_theory_section,)
+"""The layers the main job runs, in order; later layers append theirs."""
+
+
+def reproduce(out: Path | str, *, stream: TextIO = sys.stdout, quiet: bool = False) -> Report:
+    """Run every built layer, write the report into ``out`` and print a summary.
+
+    Parameters
+    ----------
+    out
+        The report folder: new, empty, or holding an earlier report (whose files are
+        replaced).
+    stream
+        Where the progress lines and the summary table go.
+    quiet
+        Print nothing (the caller prints JSON instead).
+
+    Returns
+    -------
+    Report
+        The sections run; ``report.passed`` is True only when every one passed.
+
+    Raises
+    ------
+    ReportFolderError
+        When ``out`` is a file or holds files other than an earlier report.
+    """
+    out = Path(out)
+    _prepare(out)
+    sections = []
+    for make_section in SECTIONS:
+        if not quiet:
+            print(
+                f"running {make_section.__name__.strip('_').replace('_section', '')} …",
+                file=stream,
+                flush=True,
+            )
+        sections.append(make_section(out))
+    report = Report(out=out, sections=sections)
+    (out / "report.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+    (out / "report.md").write_text(_markdown(report))
+    if not quiet:
+        print(_summary(report), file=stream)
+    return report
+
+
+def _summary(report: Report) -> str:
+    lines = [f"{'section':<10} {'result':<7} {'seconds':>8}  summary"]
+    for s in report.sections:
+        lines.append(
+            f"{s.name:<10} {'pass' if s.passed else 'FAIL':<7} {s.seconds:>8.1f}  {s.summary}"
+        )
+    verdict = "everything verified" if report.passed else "SOMETHING FAILED"
+    lines.append(f"{verdict}; report in {report.out / 'report.md'}")
+    return "\n".join(lines)
+
+
+def _markdown(report: Report) -> str:
+    head = [
+        "# softmax-dispersion report",
+        "",
+        "```text",
+        _summary(report),
+        "```",
+        "",
+    ]
+    return "\n".join(head + [s.markdown + "\n" for s in report.sections])
