@@ -14,11 +14,34 @@ True
 
 from __future__ import annotations
 
+import os
+import sys
 from importlib import import_module
+from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
-from softmax_dispersion.theory.formulas import Formula
-from softmax_dispersion.theory.kernel import Claim, ClaimResult
+
+def _import_sympy_without_flint() -> None:
+    """Import sympy with gmpy2 or pure-Python ground types, never python-flint.
+
+    sympy adopts python-flint as its ground types whenever it is installed; the theory
+    layer promises not to load it (it is the numerics layer's optional engine).  The
+    environment variable sympy reads is set only for this import and then restored;
+    if sympy is already imported, its choice stands.
+    """
+    if "sympy" in sys.modules or "SYMPY_GROUND_TYPES" in os.environ:
+        return
+    os.environ["SYMPY_GROUND_TYPES"] = "gmpy" if find_spec("gmpy2") else "python"
+    try:
+        import sympy  # noqa: F401
+    finally:
+        del os.environ["SYMPY_GROUND_TYPES"]
+
+
+_import_sympy_without_flint()
+
+from softmax_dispersion.theory.formulas import Formula  # noqa: E402
+from softmax_dispersion.theory.kernel import Claim, ClaimResult  # noqa: E402
 
 __all__ = [
     "CLAIMS",
@@ -35,6 +58,7 @@ __all__ = [
 CLAIM_MODULES: tuple[str, ...] = (
     "dispersion",
     "dispersion_size",
+    "entropy",
     "weight_norms",
     "composition",
     "length_scaling",

@@ -89,8 +89,19 @@ class Formula:
 
     @cached_property
     def mpmath(self) -> Callable[..., Any]:
-        """An mpmath function of :attr:`args`; honours the caller's working precision."""
-        return sp.lambdify(self.args, self.expr, modules="mpmath")
+        """An mpmath function of :attr:`args`; honours the caller's working precision.
+
+        Arguments are converted with ``mpmath.mpmathify`` first, so that Python ints
+        and floats never drag the evaluation into float arithmetic.
+        """
+        import mpmath
+
+        evaluate = sp.lambdify(self.args, self.expr, modules="mpmath")
+
+        def at_working_precision(*values: Any) -> Any:
+            return evaluate(*(mpmath.mpmathify(v) for v in values))
+
+        return at_working_precision
 
     def __call__(self, **values: Any) -> sp.Expr:
         """Substitute parameters by name, exactly, after checking their domains.

@@ -402,7 +402,7 @@ class SumLinearity(Step):
 
     def decide(self, facts: Sequence[sp.Basic]) -> str:
         for coeff, part in self.combination:
-            _free_of_index(coeff, self.target, "a coefficient")
+            _free_of_index(sp.sympify(coeff), self.target, "a coefficient")
             if (part.count, part.weight, part.index) != (
                 self.target.count,
                 self.target.weight,

@@ -1,0 +1,100 @@
+"""The ``prove`` subcommand: output, JSON, certificates and clear errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from softmax_dispersion.cli import main
+
+
+def test_prove_prints_steps_and_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prove", "T1", "t2"]) == 0
+    out = capsys.readouterr().out
+    assert "T1  tight bounds" in out and "method: z3 nlsat" in out
+    assert "2 of 2 claims verified" in out
+
+
+def test_prove_json_lists_one_object_per_claim(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prove", "T2", "T3", "--json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in records] == ["T2", "T3"]
+    for record in records:
+        assert record["verified"] is True
+        assert isinstance(record["seconds"], float)
+        assert record["steps"] and all(s["verdict"] == "verified" for s in record["steps"])
+
+
+def test_certificate_records_methods_and_versions(tmp_path: Path) -> None:
+    target = tmp_path / "certificate.json"
+    assert main(["prove", "T4", "--certificate", str(target), "--json"]) == 0
+    certificate = json.loads(target.read_text())
+    assert certificate["verified"] is True
+    assert {"sympy", "z3-solver", "python"} <= set(certificate["tools"])
+    assert certificate["claims"][0]["steps"][0]["method"]
+
+
+def test_at_evaluates_formulas_exactly(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prove", "T4", "--at", "epsilon=0.01", "delta=5", "theta=1"]) == 0
+    assert "dispersion_size = 1 + 99*exp(5) ≈ 14693.9027511551" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["prove", "T13"], "unknown claim id 'T13'"),
+        (["prove", "T4", "--at", "theta=0"], "theta must be a number > 0, got 0"),
+        (["prove", "T4", "--at", "theta=-1"], "theta must be a number > 0"),
+        (["prove", "T1", "--at", "n=0"], "n must be an integer >= 1"),
+        (["prove", "T4", "--at", "epsilon=1"], "epsilon must be a number strictly between 0 and 1"),
+        (["prove", "T4", "--at", "epsilon=abc"], "epsilon must be a finite number"),
+        (["prove", "T4", "--at", "size=3"], "unknown parameter 'size'"),
+        (["prove", "T4", "--at", "theta"], "expects NAME=VALUE"),
+        (["prove", "T2", "--certificate", "/no/such/folder/c.json"], "does not exist"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
+    assert "Traceback" not in captured.err
+
+
+def test_failing_claim_exits_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    from softmax_dispersion.theory import dispersion, kernel
+
+    monkeypatch.setattr(kernel, "prove_with_z3", lambda *args: ("unknown", "forced"))
+    assert main(["prove", "T2", "--json"]) == 1
+    assert dispersion.T2.check().verified is False
+
+
+def test_module_entry_point_and_help() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "softmax_dispersion", "prove", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "--certificate" in done.stdout and "NAME=VALUE" in done.stdout
+    usage = subprocess.run(
+        [sys.executable, "-m", "softmax_dispersion"], capture_output=True, text=True
+    )
+    assert usage.returncode == 2 and "COMMAND" in usage.stderr
+
+
+def test_claim_module_runs_as_a_script() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "softmax_dispersion.theory.dispersion"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "T1  tight bounds on every coefficient  [VERIFIED" in done.stdout
+    assert "RuntimeWarning" not in done.stderr

@@ -1,0 +1,46 @@
+"""The main job writes one report and exits 0 only when everything verified."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from softmax_dispersion.cli import main
+
+
+def test_reproduce_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "report"
+    assert main(["reproduce", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "everything verified" in printed and "12/12 claims verified" in printed
+    report = json.loads((out / "report.json").read_text())
+    assert report["passed"] is True
+    theory = report["sections"][0]
+    assert theory["name"] == "theory" and len(theory["data"]["claims"]) == 12
+    assert json.loads((out / "certificate.json").read_text())["verified"] is True
+    markdown = (out / "report.md").read_text()
+    assert "T11" in markdown and "figures/dispersion_bound.png" in markdown
+    for figure in theory["figures"]:
+        assert (out / "figures" / figure).stat().st_size > 1000
+
+    # running again over an earlier report replaces it
+    assert main(["reproduce", "--out", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["passed"] is True
+
+
+def test_reproduce_refuses_a_folder_of_other_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text("keep me")
+    assert main(["reproduce", "--out", str(tmp_path)]) == 2
+    assert "not empty" in capsys.readouterr().err
+    assert (tmp_path / "notes.txt").read_text() == "keep me"
+
+
+def test_reproduce_refuses_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "file"
+    target.write_text("")
+    assert main(["reproduce", "--out", str(target)]) == 2
+    assert "not a folder" in capsys.readouterr().err
