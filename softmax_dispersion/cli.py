@@ -85,12 +85,11 @@ def _run_prove(args: argparse.Namespace) -> int:
     for claim in claims:
         result = claim.check(cache)
         results.append(result)
-        record = result.to_dict()
-        record["instances"] = _instances(claim.formulas, at) if at else []
-        records.append(record)
+        instances = _instances(claim.formulas, at) if at else []
+        records.append({**result.to_dict(), "instances": instances})
         if not args.json:
             print(format_result(result))
-            for row in record["instances"]:
+            for row in instances:
                 print(f"  at {row['at']}: {row['formula']} = {row['exact']} ≈ {row['value']}")
             print()
     if args.json:

@@ -63,6 +63,7 @@ CLAIM_MODULES: tuple[str, ...] = (
     "composition",
     "length_scaling",
     "adaptive_temperature",
+    "rounding_error",
 )
 """The modules that define claims, in the order of their claims."""
 

@@ -80,12 +80,13 @@ class Formula:
     @property
     def latex(self) -> str:
         """The formula in LaTeX, as sympy prints it."""
-        return sp.latex(self.expr)
+        return str(sp.latex(self.expr))
 
     @cached_property
     def numpy(self) -> Callable[..., Any]:
         """A numpy function of :attr:`args` (vectorised, float64)."""
-        return sp.lambdify(self.args, self.expr, modules="numpy")
+        function: Callable[..., Any] = sp.lambdify(self.args, self.expr, modules="numpy")
+        return function
 
     @cached_property
     def mpmath(self) -> Callable[..., Any]:

@@ -575,12 +575,12 @@ class Claim:
             problem = "the last step does not conclude the statement"
         if not verified and not problem:
             problem = "a step failed"
-        result = ClaimResult(
+        outcome = ClaimResult(
             claim=self,
             steps=tuple(results),
             verified=verified,
             seconds=time.perf_counter() - start,
             problem=problem,
         )
-        cache[self.id] = result
-        return result
+        cache[self.id] = outcome
+        return outcome

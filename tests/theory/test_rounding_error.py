@@ -1,0 +1,543 @@
+"""T12: the rounding-error claim, its false siblings, its two derivative rules, and the
+exported bounds checked against softmax computed in float32 and float16 by numpy."""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import itertools
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import mpmath
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from softmax_dispersion.theory import rounding_error
+from softmax_dispersion.theory.formulas import FORMULAS
+from softmax_dispersion.theory.kernel import (
+    Claim,
+    ClaimResult,
+    Implied,
+    Step,
+    SumOver,
+)
+from softmax_dispersion.theory.rounding_error import (
+    T12,
+    DerivativeAt,
+    DifferentiateSum,
+    G,
+    arg_error,
+    computed_softmax,
+    derivative_at_zero,
+    exp_ulps,
+    gamma,
+    gamma_pairwise,
+    gamma_recursive,
+    log_softmax_absolute_error_bound,
+    log_softmax_bound,
+    log_softmax_first_order,
+    mean_gap,
+    p_i,
+    sigma,
+    softmax_bound,
+    softmax_first_order,
+    softmax_relative_error_bound,
+    tau,
+    two_sided,
+    u,
+    x_i,
+)
+
+_CACHE: dict[str, ClaimResult] = {}
+
+
+def checked(claim: Claim) -> ClaimResult:
+    """Check ``claim`` with a cache shared by this module (T12 is checked once)."""
+    if claim.id not in _CACHE:
+        _CACHE[claim.id] = claim.check(_CACHE)
+    return _CACHE[claim.id]
+
+
+def failures(result: ClaimResult) -> list[str]:
+    return [f"{s.description}: {s.detail}" for s in result.steps if not s.verified]
+
+
+# --------------------------------------------------------------------------------------
+# T12 verifies, quickly, and proves exactly the exported bounds.
+
+
+def test_t12_verifies() -> None:
+    result = checked(T12)
+    assert result.verified is True, failures(result)
+    assert result.problem == ""
+    assert len(result.steps) >= 20
+    assert result.seconds < 30  # about 5 s on an idle core
+
+
+def test_t12_states_the_exported_bounds() -> None:
+    parts = set(sp.And.make_args(T12.statement))
+    soft = softmax_relative_error_bound.expr.subs({rounding_error.gap_i: -x_i, mean_gap: G})
+    log = log_softmax_absolute_error_bound.expr.subs({rounding_error.gap_i: -x_i, mean_gap: G})
+    assert set(sp.And.make_args(two_sided(softmax_first_order, soft))) <= parts
+    assert set(sp.And.make_args(two_sided(log_softmax_first_order, log))) <= parts
+
+
+def test_t12_cites_its_standard_facts_in_the_assumptions() -> None:
+    assert "Higham" in T12.source
+    assumed = {sp.sstr(a) for a in T12.assumptions}
+    assert "-gamma <= sigma" in assumed and "sigma <= gamma" in assumed
+    assert set(T12.formulas) == {
+        "softmax_relative_error_bound",
+        "log_softmax_absolute_error_bound",
+        "gamma_recursive",
+        "gamma_pairwise",
+    }
+
+
+# --------------------------------------------------------------------------------------
+# False siblings are rejected: each with a counterexample, not a timeout.
+
+
+def _sibling(claim_id: str, statement: sp.Basic) -> Claim:
+    """A claim that ``statement`` follows from T12 (its statement is a cited fact)."""
+    return Claim(
+        id=claim_id,
+        title="a false sibling of T12",
+        statement=statement,
+        assumptions=T12.assumptions,
+        source="test",
+        proof=lambda: [Implied(statement, "follows from T12")],
+        cites=(T12,),
+    )
+
+
+def _rejected_with_counterexample(result: ClaimResult) -> None:
+    assert result.verified is False
+    assert result.problem == "a step failed"
+    assert "counterexample" in result.steps[-1].detail
+
+
+FALSE_SOFTMAX_BOUNDS = {
+    "no mean gap": softmax_bound.subs(G, 0),
+    "no summation error": softmax_bound.subs(gamma, 0),
+    "exp error counted once": softmax_bound.subs(exp_ulps, exp_ulps / 2),
+    "no final division": softmax_bound - u,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FALSE_SOFTMAX_BOUNDS))
+def test_false_softmax_bound_is_rejected(name: str) -> None:
+    checked(T12)
+    bound = FALSE_SOFTMAX_BOUNDS[name]
+    result = checked(_sibling(f"T12-false-{name}", two_sided(softmax_first_order, bound)))
+    _rejected_with_counterexample(result)
+
+
+def test_false_log_softmax_bound_is_rejected() -> None:
+    checked(T12)
+    without_subtraction = log_softmax_bound - u * (rounding_error.log_sum - x_i)
+    statement = two_sided(log_softmax_first_order, without_subtraction)
+    _rejected_with_counterexample(checked(_sibling("T12-false-log", statement)))
+
+
+def _prefix_until(kind: type[Step]) -> list[Step]:
+    """T12's steps before its first step of type ``kind``."""
+    steps = list(T12.proof())
+    first = next(i for i, step in enumerate(steps) if isinstance(step, kind))
+    return steps[:first]
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        softmax_first_order + 2 * sigma,  # the sum's error with the wrong sign
+        softmax_first_order + 2 * rounding_error.D,  # the weighted mean with the wrong sign
+        softmax_first_order - rounding_error.omega,  # the division forgotten
+    ],
+    ids=["sign of sigma", "sign of the mean", "no omega"],
+)
+def test_wrong_first_order_term_is_rejected(wrong: sp.Expr) -> None:
+    step = DerivativeAt(computed_softmax(tau) / p_i, tau, sp.Integer(0), wrong, "wrong")
+    claim = Claim(
+        id="T12-false-derivative",
+        title="a wrong first-order term",
+        statement=step.conclusion,
+        assumptions=T12.assumptions,
+        source="test",
+        proof=lambda: [*_prefix_until(DerivativeAt), step],
+    )
+    result = claim.check()
+    assert result.verified is False
+    assert [s.verified for s in result.steps[:-1]] == [True] * (len(result.steps) - 1)
+    assert "counterexample" in result.steps[-1].detail
+
+
+def test_the_right_first_order_term_passes_the_same_check() -> None:
+    value = softmax_first_order
+    step = DerivativeAt(computed_softmax(tau) / p_i, tau, sp.Integer(0), value, "right")
+    claim = Claim(
+        id="T12-derivative",
+        title="the first-order term",
+        statement=sp.Eq(derivative_at_zero(computed_softmax(tau) / p_i), value, evaluate=False),
+        assumptions=T12.assumptions,
+        source="test",
+        proof=lambda: [*_prefix_until(DerivativeAt), step],
+    )
+    assert claim.check().verified is True
+
+
+# --------------------------------------------------------------------------------------
+# The two rules: each correct use verifies, each false use is rejected.
+
+t, c, k, S = sp.symbols("t c k S", real=True)
+z = sp.Symbol("z", real=True)
+F = sp.Function("F", real=True)
+family = SumOver(F(t), sp.exp(t * z) * (1 + c * t), (z,), k)
+slopes = SumOver(S, z + c, (z,), k)
+
+
+def _verdict(step: Step, facts: Sequence[sp.Basic] = ()) -> bool:
+    return step.check(list(facts)).verified
+
+
+def test_differentiate_sum_correct_use() -> None:
+    step = DifferentiateSum(family, t, sp.Integer(0), slopes, "d/dt F at 0")
+    assert _verdict(step, [sp.Ge(k, 0)])
+    lhs = step.conclusion.lhs
+    assert isinstance(lhs, sp.Subs) and lhs.expr == sp.Derivative(F(t), t)
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        DifferentiateSum(family, t, sp.Integer(0), SumOver(S, z - c, (z,), k), "wrong slope"),
+        DifferentiateSum(family, t, sp.Integer(1), slopes, "slope at another point"),
+        DifferentiateSum(family, t, z, slopes, "a point that varies with the term"),
+        DifferentiateSum(SumOver(F(t), sp.exp(t * z), (z, t), k), t, sp.Integer(0), slopes, "t"),
+        DifferentiateSum(SumOver(F(t), sp.exp(z), (z,), t), t, sp.Integer(0), slopes, "count"),
+        DifferentiateSum(SumOver(S, t * z, (z,), k), t, sp.Integer(0), slopes, "not a function"),
+        DifferentiateSum(
+            SumOver(F(t), sp.Abs(t) * z, (z,), k),
+            t,
+            sp.Integer(0),
+            SumOver(S, sp.Integer(0), (z,), k),
+            "|t| has no derivative at 0",
+        ),
+        DifferentiateSum(
+            SumOver(F(t), z / t, (z,), k),
+            t,
+            sp.Integer(0),
+            SumOver(S, sp.Integer(0), (z,), k),
+            "1/t is undefined at 0",
+        ),
+        DifferentiateSum(
+            SumOver(F(t), sp.log(t + z), (z,), k),
+            t,
+            sp.Integer(0),
+            SumOver(S, 1 / z, (z,), k),
+            "log needs z > 0",
+        ),
+    ],
+    ids=[
+        "wrong slope",
+        "wrong point",
+        "point is an index",
+        "var is an index",
+        "count depends on var",
+        "not a function",
+        "abs",
+        "pole",
+        "log domain",
+    ],
+)
+def test_differentiate_sum_false_uses(step: DifferentiateSum) -> None:
+    assert not _verdict(step, [sp.Ge(k, 0), sp.Ge(t, 0)])
+
+
+def test_differentiate_sum_log_term_with_its_domain() -> None:
+    step = DifferentiateSum(
+        SumOver(F(t), sp.log(t + z), (z,), k), t, sp.Integer(0), SumOver(S, 1 / z, (z,), k), "ok"
+    )
+    assert _verdict(step, [sp.Gt(z, 0)])
+
+
+_facts_for_F = [
+    sp.Eq(F(0), 2),
+    sp.Eq(sp.Subs(sp.Derivative(F(t), t), t, 0), S),
+]
+
+
+def test_derivative_at_uses_the_sum_facts() -> None:
+    step = DerivativeAt(sp.log(F(t)) + c * t, t, sp.Integer(0), S / 2 + c, "chain rule")
+    assert _verdict(step, _facts_for_F)
+
+
+@pytest.mark.parametrize(
+    ("expr", "value", "facts"),
+    [
+        (sp.log(F(t)), S, _facts_for_F),  # wrong value: S/2
+        (sp.log(F(t)), S / 2, _facts_for_F[:1]),  # no derivative known for F
+        (sp.log(F(t)), S / 2, _facts_for_F[1:]),  # no value known for F
+        (sp.log(F(t) - 2), S / 2, _facts_for_F),  # log(0) at the point
+        (1 / (F(t) - 2), -S / 4, _facts_for_F),  # a pole at the point
+        (sp.Abs(t), sp.Integer(0), []),  # not differentiable at 0
+        (sp.sqrt(1 + t), sp.Rational(1, 2), []),  # a power the rule does not cover
+        (F(2 * t), 2 * S, _facts_for_F),  # a function of something else than t
+    ],
+    ids=["wrong", "no slope", "no value", "log 0", "pole", "abs", "sqrt", "F(2t)"],
+)
+def test_derivative_at_false_uses(expr: sp.Expr, value: sp.Expr, facts: Sequence[sp.Basic]) -> None:
+    assert not _verdict(DerivativeAt(expr, t, sp.Integer(0), value, "false"), facts)
+
+
+# --------------------------------------------------------------------------------------
+# The formulas: registered, exact, and their evaluators agree.
+
+
+def test_formulas_are_registered() -> None:
+    for name in T12.formulas:
+        assert FORMULAS[name] is getattr(rounding_error, name)
+    assert softmax_relative_error_bound.args == (
+        rounding_error.gap_i,
+        mean_gap,
+        u,
+        exp_ulps,
+        gamma,
+        arg_error,
+    )
+    assert [str(a) for a in log_softmax_absolute_error_bound.args] == [
+        "gap_i",
+        "mean_gap",
+        "log_sum",
+        "u",
+        "exp_ulps",
+        "log_ulps",
+        "gamma",
+        "arg_error",
+    ]
+
+
+def test_formula_values() -> None:
+    half = sp.Rational(1, 2**11)
+    assert gamma_recursive(n=1, u=half) == 0
+    assert gamma_recursive(n=3, u=half) == sp.Rational(2, 2**11 - 2)
+    assert gamma_pairwise(n=1024, u=half) == sp.Rational(10, 2**11 - 10)
+    assert gamma_pairwise(n=1025, u=half) == sp.Rational(11, 2**11 - 11)
+    bound = softmax_relative_error_bound(
+        gap_i=1, mean_gap=2, u=half, exp_ulps=sp.Rational(1, 2), gamma=0, arg_error=half
+    )
+    assert bound == 3 * half + 2 * half + half  # (1+2)a + 4·(1/2)·u + 0 + u
+
+
+@pytest.mark.parametrize("power", range(0, 62))
+def test_gamma_pairwise_numpy_is_exact_at_powers_of_two(power: int) -> None:
+    value = gamma_pairwise.numpy(float(2**power), 2.0**-53)
+    assert value == pytest.approx(power * 2.0**-53 / (1 - power * 2.0**-53), rel=1e-15)
+
+
+def test_numpy_and_mpmath_evaluators_agree() -> None:
+    args = (3.0, 1.5, 2.0**-24, 2.0, 1e-5, 2.0**-23)
+    numpy_value = softmax_relative_error_bound.numpy(*args)
+    with mpmath.workprec(80):
+        mp_value = softmax_relative_error_bound.mpmath(*map(mpmath.mpf, args))
+    assert float(mp_value) == pytest.approx(float(numpy_value), rel=1e-14)
+
+
+def test_doctests() -> None:
+    result = doctest.testmod(rounding_error, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 5
+
+
+def _attribute_docstrings() -> dict[str, str]:
+    """The string literal following each module-level assignment (Sphinx's attribute docs)."""
+    tree = ast.parse(Path(rounding_error.__file__).read_text(encoding="utf-8"))
+    found: dict[str, str] = {}
+    for node, following in itertools.pairwise(tree.body):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            found[node.targets[0].id] = following.value.value
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(set(rounding_error.__all__) - {"T12"}))
+def test_exports_have_notes_and_examples(name: str) -> None:
+    obj = getattr(rounding_error, name)
+    doc = obj.__doc__ if isinstance(obj, type) else _attribute_docstrings()[name]
+    assert doc is not None
+    assert "Notes\n" in doc and "Examples\n" in doc and ">>> " in doc
+
+
+@pytest.mark.parametrize("name", sorted(_attribute_docstrings()))
+def test_attribute_docstring_examples_run(name: str) -> None:
+    doc = _attribute_docstrings()[name]
+    test = doctest.DocTestParser().get_doctest(doc, {}, name, rounding_error.__file__, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.failures == 0
+
+
+# --------------------------------------------------------------------------------------
+# What the bound means: numpy's softmax in float32 and float16 stays within it.
+#
+# The model needs every exp(x̂_j), the sum and the checked outputs in the normal range,
+# so the gaps are kept below |log(tiny)| and only outputs p_i >= 2·tiny are compared.
+# The routines' errors, in ulps: numpy's float32 exp and log have at most 2.52 and 3.83
+# ulps (AVX2/AVX512F, numpy PR #13134) and at most 4 with SVML (numpy PR #19478);
+# float16 is computed in float32 and rounded (about 1/2 ulp) or, with AVX512-FP16, by
+# SVML with at most 1.273 (exp) and 1.8 (log) ulps (numpy PR #23351).  numpy's
+# summation order varies with the array, so γ is gamma_recursive, valid for any order.
+# Float16 +, −, / computed through float32 are correctly rounded (24 >= 2·11 + 2).
+
+
+Format = type[np.floating[Any]]
+
+FORMATS: dict[Format, tuple[float, float, float, float]] = {
+    # dtype: (u, exp_ulps, log_ulps, largest gap with normal exp)
+    np.float32: (2.0**-24, 4.0, 4.0, 85.0),
+    np.float16: (2.0**-11, 1.3, 2.0, 9.5),
+}
+THETAS = (1.0, 0.5, 0.75, 2.0, 3.0)
+
+
+def softmax_remainder(bound: float, u: float, kappa: float, gamma: float, a_gmax: float) -> float:
+    """Second-order terms the first-order bound leaves out.
+
+    With ``A = log(1+ω) + log(1+ε_i) + x_i η_i − log(1+σ) − log V`` (the exact identity),
+    ``|log(1+z)| <= |z|/(1−|z|)``, Jensen's ``V >= (1−κ) exp(−aG)`` and
+    ``Σ p_j exp(a g_j) <= 1 + aG + (a g_max)² exp(a g_max)/2``, ``|A| <= B + R`` with
+    ``R = u²/(1−u) + 2κ²/(1−κ) + γ²/(1−γ) + (a g_max)² exp(a g_max)/2``; then
+    ``|p̂_i/p_i − 1| = |e^A − 1| <= |A| + |A|² e^|A| / 2``.  Returns that minus ``B``.
+    """
+    rest = u * u / (1 - u) + 2 * kappa**2 / (1 - kappa) + gamma**2 / (1 - gamma)
+    rest += a_gmax**2 * math.exp(a_gmax) / 2
+    total = bound + rest
+    return rest + total**2 * math.exp(total) / 2
+
+
+def log_softmax_remainder(
+    u: float,
+    kappa: float,
+    kappa_log: float,
+    gamma: float,
+    a: float,
+    gap: float,
+    a_gmax: float,
+    log_sum: float,
+    a_mean: float,
+) -> float:
+    """Second-order terms left out of the log-softmax bound.
+
+    The exact error is ``x_i η_i − log V − log(1+σ) − λ log Ŝ + ν (x̂_i − L̂)`` with
+    ``|log V| + |log(1+σ)| <= W = κ/(1−κ) + aG + (a g_max)² e^{a g_max}/2 + γ/(1−γ)`` and
+    ``|log Ŝ| <= log S + W``; bounding each term and subtracting the first-order bound
+    leaves the value returned.
+    """
+    wide = kappa / (1 - kappa) + a_mean + a_gmax**2 * math.exp(a_gmax) / 2 + gamma / (1 - gamma)
+    exact = (
+        a * gap
+        + wide
+        + kappa_log * (log_sum + wide)
+        + u * (gap * (1 + a))
+        + u * (1 + kappa_log) * (log_sum + wide)
+    )
+    first = a * gap + a_mean + kappa + gamma + kappa_log * log_sum + u * (gap + log_sum)
+    return exact - first
+
+
+@st.composite
+def softmax_inputs(draw: st.DrawFn) -> tuple[Format, np.ndarray, float]:
+    dtype = draw(st.sampled_from(list(FORMATS)))
+    theta = draw(st.sampled_from(THETAS))
+    largest_gap = FORMATS[dtype][3]
+    count = draw(st.integers(1, 200))
+    center = draw(st.floats(-100, 100))
+    spread = draw(st.floats(0, largest_gap * theta - 1))
+    offsets = draw(st.lists(st.floats(0, 1), min_size=count, max_size=count))
+    logits = np.asarray([center + spread * o for o in offsets], dtype=dtype)
+    return dtype, logits, theta
+
+
+def _reference(logits: np.ndarray, theta: float) -> tuple[list[mpmath.mpf], list[mpmath.mpf]]:
+    """Exact-enough shifted scaled logits and softmax of the stored values."""
+    values = [mpmath.mpf(float(v)) for v in logits]
+    top = max(values)
+    x = [(v - top) / mpmath.mpf(theta) for v in values]
+    weights = [mpmath.exp(v) for v in x]
+    total = mpmath.fsum(weights)
+    return x, [w / total for w in weights]
+
+
+def _numpy_softmax(logits: np.ndarray, theta: float) -> tuple[np.ndarray, np.ndarray]:
+    dtype = logits.dtype.type
+    shifted = logits - logits.max()
+    if theta != 1.0:
+        shifted = shifted / dtype(theta)
+    y = np.exp(shifted)
+    total = np.sum(y)
+    return y / total, shifted - np.log(total)
+
+
+@settings(max_examples=150, deadline=None)
+@given(softmax_inputs())
+def test_numpy_softmax_is_within_the_bound(
+    case: tuple[Format, np.ndarray, float],
+) -> None:
+    dtype, logits, theta = case
+    unit, k_exp, k_log, largest_gap = FORMATS[dtype]
+    tiny = float(np.finfo(dtype).tiny)
+    probabilities, log_probabilities = _numpy_softmax(logits, theta)
+    n = len(logits)
+    a = unit if theta == 1.0 else 2 * unit + unit * unit  # one or two roundings, exactly
+    with mpmath.workprec(120):
+        x, p = _reference(logits, theta)
+        gaps = [float(-v) for v in x]
+        assert max(gaps) <= largest_gap
+        mean = float(mpmath.fsum(pj * -xj for pj, xj in zip(p, x, strict=True)))
+        exact_log_sum = mpmath.log(mpmath.fsum(mpmath.exp(v) for v in x))
+        log_sum = float(exact_log_sum)
+        gam = float(gamma_recursive.numpy(n, unit))
+        kappa, kappa_log = 2 * k_exp * unit, 2 * k_log * unit
+        a_gmax = a * max(gaps)
+        for i in range(n):
+            bound = float(softmax_relative_error_bound.numpy(gaps[i], mean, unit, k_exp, gam, a))
+            allowed = bound + softmax_remainder(bound, unit, kappa, gam, a_gmax)
+            if p[i] >= 2 * tiny:
+                error = abs(mpmath.mpf(float(probabilities[i])) - p[i]) / p[i]
+                assert error <= allowed, (i, float(error), bound)
+            log_bound = float(
+                log_softmax_absolute_error_bound.numpy(
+                    gaps[i], mean, log_sum, unit, k_exp, k_log, gam, a
+                )
+            )
+            log_allowed = log_bound + log_softmax_remainder(
+                unit, kappa, kappa_log, gam, a, gaps[i], a_gmax, log_sum, a * mean
+            )
+            log_error = abs(mpmath.mpf(float(log_probabilities[i])) - (x[i] - exact_log_sum))
+            assert log_error <= log_allowed, (i, float(log_error), log_bound)
+
+
+def test_remainders_are_second_order() -> None:
+    """Dividing u by 1024 divides the slack by 1024²: no first-order slack is allowed."""
+
+    def slack(unit: float) -> tuple[float, float]:
+        kappa, gam = 2 * 4 * unit, 199 * unit / (1 - 199 * unit)
+        bound = 100 * unit + 2 * kappa + gam + unit
+        soft = softmax_remainder(bound, unit, kappa, gam, 85 * unit)
+        log = log_softmax_remainder(unit, kappa, kappa, gam, unit, 50.0, 85 * unit, 6.0, 30 * unit)
+        return soft, log
+
+    for unit in (2.0**-24, 2.0**-40):
+        for coarse, fine in zip(slack(unit), slack(unit / 1024), strict=True):
+            assert 0 < fine <= coarse / 1024**2 * 1.01
