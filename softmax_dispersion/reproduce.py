@@ -43,6 +43,8 @@ class Section:
     data: dict[str, Any]
     figures: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    table: str = ""
+    """A detailed table printed on the terminal when the section finishes."""
 
 
 @dataclass
@@ -131,6 +133,7 @@ def _theory_section(out: Path) -> Section:
         data={"claims": [r.to_dict() for r in results], "tools": certificate["tools"]},
         figures=figures,
         seconds=time.perf_counter() - start,
+        table=summary_table(results),
     )
 
 
@@ -152,7 +155,7 @@ def _theory_figures(folder: Path) -> list[str]:
     from softmax_dispersion.theory.dispersion import dispersion_upper, paper_upper
     from softmax_dispersion.theory.dispersion_size import dispersion_size
 
-    sizes = np.logspace(0, 6, 400)
+    sizes = np.logspace(0, 7, 400)
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for spread in (1.0, 3.0, 5.0, 10.0):
         line = ax.loglog(
@@ -193,7 +196,10 @@ def _theory_figures(folder: Path) -> list[str]:
     ax.set(
         xlabel="entropy H (nats)",
         ylabel="inverse temperature β",
-        title="T11: adaptive temperature sharpens only for 0.849 < H < 5.945",
+        title=(
+            "T11: adaptive temperature sharpens only for "
+            f"{float(constants.sharpening_starts):.3f} < H < {float(constants.sharpening_ends):.3f}"
+        ),
     )
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -239,7 +245,10 @@ def reproduce(out: Path | str, *, stream: TextIO = sys.stdout, quiet: bool = Fal
                 file=stream,
                 flush=True,
             )
-        sections.append(make_section(out))
+        section = make_section(out)
+        sections.append(section)
+        if not quiet and section.table:
+            print(section.table, file=stream, flush=True)
     report = Report(out=out, sections=sections)
     (out / "report.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n")
     (out / "report.md").write_text(_markdown(report))
