@@ -26,8 +26,11 @@ def exp_to_rational(
     --------
     >>> import sympy as sp
     >>> a, b = sp.symbols("a b", real=True)
-    >>> exp_to_rational(sp.exp(a - 2 * b) * sp.exp(b))[0]
-    _t0/_t1
+    >>> rational, back = exp_to_rational(sp.exp(2 * a - b) + sp.exp(sp.log(b)))
+    >>> sorted(back.values(), key=str)
+    [exp(a), exp(b)]
+    >>> rational.subs(back) == sp.exp(a) ** 2 / sp.exp(b) + b
+    True
     """
     generators = {} if generators is None else generators
 
