@@ -235,7 +235,7 @@ def _special_evaluation(
             function,
             runs,
             "nan",
-            fmt and fmt.name,
+            (fmt.name if fmt else None),
             False,
             0,
             engine,
@@ -247,7 +247,7 @@ def _special_evaluation(
             function,
             runs,
             "undefined",
-            fmt and fmt.name,
+            (fmt.name if fmt else None),
             False,
             0,
             engine,
@@ -390,7 +390,9 @@ def certified_softmax(
         raise PrecisionError(f"the enclosures are not finite at {bits} bits; raise max_precision")
     certified = fmt is not None and all(r.enclosure.certified for r in runs)
     note = "" if certified or fmt is None else f"precision cap {max_precision} bits reached"
-    return Evaluation(function, runs, "ok", fmt and fmt.name, certified, bits, bk.name, note)
+    return Evaluation(
+        function, runs, "ok", (fmt.name if fmt else None), certified, bits, bk.name, note
+    )
 
 
 def _scalar(
