@@ -14,12 +14,10 @@ T7 (lowering the temperature never raises the entropy)
     ``A_r(θ) = Σ_j e_j^r exp(e_j/θ)`` and ``B_r(β) = Σ_j e_j^r exp(β e_j)``; the proof
     shows ``H = log A_0 − A_1/(θ A_0)`` and ``Var = A_2/A_0 − (A_1/A_0)²`` from the
     generic term (linearity of finite sums), differentiates the sums termwise
-    (:class:`SumDerivative`) and the closed form by sympy's differentiation rules
-    (:class:`Differentiate`), and lets z3 combine the pieces.  ``H`` equals the closed
-    form at every ``θ > 0``, so its derivative is the closed form's.
-
-The two rules :class:`SumDerivative` and :class:`Differentiate` are proof-kernel rules
-defined here because T7 is their first user; each decides its side conditions with z3.
+    (:class:`~softmax_dispersion.theory.kernel.SumDerivative`) and the closed form by
+    sympy's differentiation rules (:class:`~softmax_dispersion.theory.kernel.Differentiate`),
+    and lets z3 combine the pieces.  ``H`` equals the closed form at every ``θ > 0``, so
+    its derivative is the closed form's.
 
 Examples
 --------
@@ -32,12 +30,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import ClassVar
-
 import sympy as sp
-from sympy.core.function import AppliedUndef
 
 from softmax_dispersion.theory.dispersion import (
     T1,
@@ -49,24 +42,22 @@ from softmax_dispersion.theory.formulas import formula
 from softmax_dispersion.theory.kernel import (
     Claim,
     ConvexCombination,
+    Differentiate,
     ExpMonotone,
     Identity,
     Implied,
     LogMonotone,
-    ProofError,
     Step,
+    SumDerivative,
     SumLinearity,
     SumOfTerms,
     SumOver,
-    require,
 )
 from softmax_dispersion.theory.symbols import H, M, S, beta, delta, e_j, e_k, m, n, theta
 
 __all__ = [
     "T6",
     "T7",
-    "Differentiate",
-    "SumDerivative",
     "entropy_beta_derivative",
     "entropy_from_log_partition",
     "entropy_lower_bound",
@@ -193,201 +184,6 @@ Examples
 >>> entropy_beta_derivative(variance=3, beta=2)
 -6
 """
-
-# ---------------------------------------------------------------------------------------
-# Two rules of calculus for the kernel: termwise derivatives of finite sums, and
-# differentiation of a smooth closed form.
-
-
-def _smoothness_conditions(expr: sp.Expr) -> list[sp.Basic]:
-    """What makes ``expr`` differentiable near a point, or a :class:`ProofError`.
-
-    Sums, products, integer powers (a nonzero base when the power is negative), other
-    powers (a positive base), ``exp``, ``log`` (a positive argument) and applied
-    undefined functions (checked by the caller) are smooth where those conditions hold;
-    the conditions are open, so they hold on a neighbourhood of a point where they hold.
-    """
-    conditions: list[sp.Basic] = []
-    for node in sp.preorder_traversal(expr):
-        if node.is_Atom or isinstance(node, (sp.Add, sp.Mul, sp.exp, AppliedUndef)):
-            continue
-        if isinstance(node, sp.Pow):
-            if node.exp.is_Integer:
-                if node.exp < 0:
-                    conditions.append(sp.Ne(node.base, 0))
-            else:
-                conditions.append(sp.Gt(node.base, 0))
-            continue
-        if isinstance(node, sp.log):
-            conditions.append(sp.Gt(node.args[0], 0))
-            continue
-        raise ProofError(f"{node.func} is not known to be differentiable: {sp.sstr(node)}")
-    return conditions
-
-
-def _require_smooth(facts: Sequence[sp.Basic], expr: sp.Expr) -> None:
-    conditions = _smoothness_conditions(expr)
-    if conditions:
-        require(facts, sp.And(*conditions), "differentiability (denominators, logarithms)")
-
-
-@dataclass
-class SumDerivative(Step):
-    """Rule: a finite sum's derivative is the sum of the termwise derivatives.
-
-    ``total`` names a sum by a function of ``var`` alone, ``A(var) = Σ term``.  If
-    ``d term/d var = Σ_r coefficient_r · part_r.term`` holds for a generic term
-    (sympy's ``diff``, then :class:`~softmax_dispersion.theory.kernel.Identity`), then
-    ``dA/dvar = Σ_r coefficient_r · part_r.symbol``.
-
-    Side conditions, each checked: the sum is unweighted and its count depends neither
-    on ``var`` nor on the index (the same finitely many terms at every ``var``); ``var``
-    is not an index symbol; the term depends on nothing but ``var`` and the index symbols
-    (any other symbol would be silently held constant); the coefficients are index-free;
-    the parts range over the same terms; and the term is differentiable at the facts'
-    point (nonzero denominators, positive logarithm arguments, decided by z3).
-
-    Notes
-    -----
-    For a sum of ``k`` terms, ``k`` independent of ``x`` (linearity of the derivative):
-
-    .. math:: \\frac{d}{dx} \\sum_{j=1}^{k} f(e_j, x) = \\sum_{j=1}^{k} \\partial_x f(e_j, x)
-       = \\sum_r c_r(x) \\sum_{j=1}^{k} g_r(e_j, x)
-       \\quad\\text{when}\\quad \\partial_x f = \\sum_r c_r(x)\\, g_r .
-
-    Examples
-    --------
-    >>> import sympy as sp
-    >>> from softmax_dispersion.theory.kernel import SumOver
-    >>> x, t = sp.symbols("x t", real=True)
-    >>> A0, A1 = sp.Function("A0", real=True)(t), sp.Function("A1", real=True)(t)
-    >>> a0 = SumOver(A0, sp.exp(t * x), (x,), sp.Symbol("k", real=True))
-    >>> a1 = SumOver(A1, x * sp.exp(t * x), (x,), sp.Symbol("k", real=True))
-    >>> step = SumDerivative(a0, t, [(1, a1)], "d/dt Σ exp(t x) = Σ x exp(t x)")
-    >>> step.conclusion
-    Eq(Derivative(A0(t), t), A1(t))
-    >>> step.check([]).verified
-    True
-    >>> SumDerivative(a0, t, [(-1, a1)], "a wrong sign").check([]).verified
-    False
-    """
-
-    total: SumOver
-    var: sp.Symbol
-    combination: Sequence[tuple[sp.Expr, SumOver]]
-    description: str
-    method: ClassVar[str] = "rule: termwise derivative of a finite sum"
-
-    @property
-    def conclusion(self) -> sp.Basic:
-        return sp.Eq(
-            sp.Derivative(self.total.symbol, self.var),
-            sp.Add(*(sp.sympify(coeff) * part.symbol for coeff, part in self.combination)),
-            evaluate=False,
-        )
-
-    def decide(self, facts: Sequence[sp.Basic]) -> str:
-        total, var = self.total, self.var
-        if not (isinstance(total.symbol, AppliedUndef) and total.symbol.args == (var,)):
-            raise ProofError(f"the sum must be named by a function of {var} alone, like A({var})")
-        index = set(total.index)
-        if var in index:
-            raise ProofError(f"{var} is a summation index")
-        if total.weight is not None:
-            raise ProofError("a weighted sum: write the weight into the term")
-        if sp.sympify(total.count).free_symbols & (index | {var}):
-            raise ProofError(f"the count must depend neither on {var} nor on the index")
-        others = sp.sympify(total.term).free_symbols - index - {var}
-        if others:
-            raise ProofError(
-                f"the term depends on {sorted(map(str, others))}, which would be held "
-                f"constant; write anything that varies with {var} as a function of it"
-            )
-        if total.term.has(AppliedUndef, sp.Derivative):
-            raise ProofError("the term must be an explicit expression")
-        for coeff, part in self.combination:
-            if sp.sympify(coeff).free_symbols & index:
-                raise ProofError("a coefficient depends on the summation index")
-            if (part.count, part.weight, part.index) != (total.count, total.weight, total.index):
-                raise ProofError(f"{part.symbol} ranges over different terms")
-        termwise = sp.Add(*(sp.sympify(coeff) * part.term for coeff, part in self.combination))
-        Identity(sp.diff(total.term, var), termwise, "termwise derivative").decide(facts)
-        _require_smooth(facts, total.term)
-        return "termwise derivative decided by cancel; term differentiable by z3"
-
-
-@dataclass
-class Differentiate(Step):
-    """Rule: ``d f/d var`` by sympy's differentiation rules, where ``f`` is smooth.
-
-    The conclusion is ``Derivative(f, var) = diff(f, var)``.  ``f`` must depend on
-    ``var`` alone, any other varying quantity entering as an applied function of
-    ``var`` whose derivative is already a fact (as :class:`SumDerivative` concludes);
-    ``f`` must be built from sums, products, powers, ``exp`` and ``log``, and its
-    denominators nonzero and logarithm arguments positive at the facts' point (z3).
-
-    Notes
-    -----
-    The conditions are open, so ``f`` is smooth on a neighbourhood of the point and
-    sympy's sum, product, quotient and chain rules give
-
-    .. math:: \\frac{d}{dx} f\\bigl(x, A_1(x), \\dots\\bigr)
-       = \\partial_x f + \\sum_i \\partial_{A_i} f \\cdot A_i'(x).
-
-    Examples
-    --------
-    >>> import sympy as sp
-    >>> t = sp.Symbol("t", real=True)
-    >>> A = sp.Function("A", real=True)(t)
-    >>> known = [sp.Eq(sp.Derivative(A, t), 2 * t), sp.Gt(A, 0)]
-    >>> step = Differentiate(sp.log(A), t, "d log A / dt")
-    >>> step.conclusion
-    Eq(Derivative(log(A(t)), t), Derivative(A(t), t)/A(t))
-    >>> step.check(known).verified
-    True
-    >>> step.check(known[:1]).verified  # log A needs A > 0
-    False
-    """
-
-    function: sp.Expr
-    var: sp.Symbol
-    description: str
-    method: ClassVar[str] = "rule: differentiation of a smooth expression"
-
-    @property
-    def conclusion(self) -> sp.Basic:
-        return sp.Eq(
-            sp.Derivative(self.function, self.var),
-            sp.diff(self.function, self.var),
-            evaluate=False,
-        )
-
-    def decide(self, facts: Sequence[sp.Basic]) -> str:
-        var = self.var
-        others = self.function.free_symbols - {var}
-        if others:
-            raise ProofError(
-                f"the function depends on {sorted(map(str, others))}; write anything that "
-                f"varies with {var} as a function of it"
-            )
-        if self.function.has(sp.Derivative):
-            raise ProofError("the function must not contain derivatives")
-        known = {
-            part.lhs.expr
-            for fact in facts
-            for part in sp.And.make_args(fact)
-            if isinstance(part, sp.Equality)
-            and isinstance(part.lhs, sp.Derivative)
-            and part.lhs.variables == (var,)
-        }
-        for applied in self.function.atoms(AppliedUndef):
-            if applied.args != (var,):
-                raise ProofError(f"{applied} must be a function of {var} alone")
-            if applied not in known:
-                raise ProofError(f"no fact gives the derivative of {applied}")
-        _require_smooth(facts, self.function)
-        return "sympy's differentiation rules; smoothness implied by the facts"
-
 
 # ---------------------------------------------------------------------------------------
 # T6.

@@ -81,34 +81,27 @@ maximum when the mean gap is 2:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import ClassVar
-
 import sympy as sp
 from sympy.codegen.cfunctions import log2
-from sympy.core.function import AppliedUndef
 
 from softmax_dispersion.theory.formulas import formula
 from softmax_dispersion.theory.kernel import (
     Claim,
+    Differentiate,
     ExpMonotone,
     Identity,
     Implied,
     LogMonotone,
-    ProofError,
     Step,
+    SumDerivative,
     SumLinearity,
     SumOfTerms,
     SumOver,
-    require,
 )
 from softmax_dispersion.theory.symbols import n
 
 __all__ = [
     "T12",
-    "DerivativeAt",
-    "DifferentiateSum",
     "gamma_pairwise",
     "gamma_recursive",
     "log_softmax_absolute_error_bound",
@@ -392,173 +385,13 @@ def derivative_at_zero(expr: sp.Expr) -> sp.Expr:
     return sp.Subs(sp.Derivative(expr, tau), tau, 0)
 
 
-# --- two inference rules for derivatives ------------------------------------------------
+fixed_in_tau = (x_i, T, eta_i, eps_i, omega, sigma, lam, nu)
+"""What ``d/dτ`` holds fixed: the exact data of entry ``i`` and its error variables.
 
-
-def _definedness(expr: sp.Expr, var: sp.Symbol, point: sp.Expr) -> list[sp.Basic]:
-    """Conditions under which ``expr`` is differentiable in ``var`` at ``point``.
-
-    ``expr`` may use ``+``, ``*``, integer powers, ``exp``, ``log`` and functions applied
-    to ``var`` alone; a negative power needs a non-zero base and ``log`` a positive
-    argument at the point.  Anything else raises :class:`ProofError`.
-    """
-    conditions: list[sp.Basic] = []
-    for node in sp.preorder_traversal(expr):
-        if node.is_Atom or isinstance(node, (sp.Add, sp.Mul, sp.exp)):
-            continue
-        if isinstance(node, sp.Pow) and node.exp.is_Integer:
-            if node.exp < 0:
-                conditions.append(sp.Ne(node.base.subs(var, point), 0))
-        elif isinstance(node, sp.log):
-            conditions.append(sp.Gt(node.args[0].subs(var, point), 0))
-        elif isinstance(node, AppliedUndef) and node.args == (var,):
-            continue
-        else:
-            raise ProofError(f"cannot certify that {sp.sstr(node)} is differentiable")
-    return conditions
-
-
-@dataclass
-class DifferentiateSum(Step):
-    """Rule: a finite sum's derivative is the sum of its terms' derivatives.
-
-    ``total`` defines a function ``f(var) = Σ_j term_j(var)``: its symbol is ``f(var)``
-    for an undefined function ``f``, ``var`` is not a summation index, and the count and
-    weights do not depend on ``var``.  If every term is differentiable at ``point``
-    (built from ``+``, ``*``, integer powers, ``exp`` and ``log``, with the facts showing
-    non-zero denominators and positive logarithm arguments for a generic term) and
-    ``derivative.term`` equals ``d term/d var`` at ``point`` (decided by ``cancel``), then
-    ``f'(point) = derivative.symbol``.  Symbols other than ``var`` and the index are
-    parameters, held constant.
-
-    Notes
-    -----
-    For ``k`` terms, ``k`` independent of ``x`` (linearity of the derivative):
-
-    .. math:: \\frac{d}{dx} \\sum_{j=1}^{k} f(z_j, x) \\Big|_{x = x_0}
-       = \\sum_{j=1}^{k} \\partial_x f(z_j, x_0) .
-
-    Examples
-    --------
-    >>> import sympy as sp
-    >>> from softmax_dispersion.theory.kernel import SumOver
-    >>> x, t, n, S = sp.symbols("x t n S", real=True)
-    >>> F = sp.Function("F", real=True)
-    >>> family = SumOver(F(t), sp.exp(t * x), (x,), n)
-    >>> slopes = SumOver(S, x, (x,), n)
-    >>> DifferentiateSum(family, t, sp.Integer(0), slopes, "d/dt at 0").check([]).verified
-    True
-    >>> wrong = SumOver(S, 2 * x, (x,), n)
-    >>> DifferentiateSum(family, t, sp.Integer(0), wrong, "d/dt at 0").check([]).verified
-    False
-    """
-
-    total: SumOver
-    var: sp.Symbol
-    point: sp.Expr
-    derivative: SumOver
-    description: str
-    method: ClassVar[str] = "rule: derivative of a finite sum"
-
-    @property
-    def conclusion(self) -> sp.Basic:
-        lhs = sp.Subs(sp.Derivative(self.total.symbol, self.var), self.var, self.point)
-        return sp.Eq(lhs, self.derivative.symbol, evaluate=False)
-
-    def decide(self, facts: Sequence[sp.Basic]) -> str:
-        total, part = self.total, self.derivative
-        symbol = total.symbol
-        if not (isinstance(symbol, AppliedUndef) and symbol.args == (self.var,)):
-            raise ProofError(f"the sum must define a function of {self.var}, not {symbol}")
-        if self.var in total.index:
-            raise ProofError(f"{self.var} is a summation index")
-        if self.point.free_symbols & set(total.index):
-            raise ProofError("the point depends on the summation index")
-        for what, expr in (
-            ("the count", total.count),
-            ("the weights", total.weight),
-            ("the derivative's symbol", part.symbol),
-            ("the point", self.point),
-        ):
-            if expr is not None and self.var in expr.free_symbols:
-                raise ProofError(f"{what} depends on {self.var}")
-        if (part.index, part.count, part.weight) != (total.index, total.count, total.weight):
-            raise ProofError("the derivative ranges over different terms")
-        if total.term.atoms(AppliedUndef):
-            raise ProofError("a term applies an undefined function")
-        for condition in _definedness(total.term, self.var, self.point):
-            require(facts, condition, "a term's definedness at the point")
-        slope = sp.diff(total.term, self.var).subs(self.var, self.point)
-        Identity(slope, part.term, "termwise derivative").decide(facts)
-        return "terms differentiable at the point; termwise derivative decided by cancel"
-
-
-@dataclass
-class DerivativeAt(Step):
-    """Rule: ``d expr/d var`` at ``point`` equals ``value``, by sympy's ``diff``.
-
-    ``expr`` is built from ``+``, ``*``, integer powers, ``exp``, ``log`` and functions
-    ``f(var)`` defined elsewhere (sums, say).  Each such ``f`` needs two facts, read off
-    the facts and substituted for equals: its value ``f(point) = v`` and its derivative
-    ``f'(point) = d`` (as concluded by :class:`DifferentiateSum`, which certifies that
-    the derivative exists).  With those substituted, the facts must show every
-    denominator non-zero and every logarithm's argument positive at the point, and imply
-    (z3) that the derivative computed by ``diff`` equals ``value``.  Symbols other than
-    ``var`` are parameters, held constant.
-
-    Notes
-    -----
-    Under those conditions ``expr`` is differentiable at the point, and sympy's sum,
-    product, quotient and chain rules give, with ``A_r`` the functions of ``var``,
-
-    .. math:: \\frac{d}{dx} f\\bigl(x, A_1(x), \\dots\\bigr)\\Big|_{x_0}
-       = \\partial_x f + \\sum_r \\partial_{A_r} f \\cdot A_r'(x_0) .
-
-    Examples
-    --------
-    >>> import sympy as sp
-    >>> t, c = sp.symbols("t c", real=True)
-    >>> step = DerivativeAt(sp.exp(c * t) / (1 + t), t, sp.Integer(0), c - 1, "quotient")
-    >>> step.check([]).verified
-    True
-    >>> DerivativeAt(sp.exp(c * t) / (1 + t), t, sp.Integer(0), c + 1, "wrong").check(
-    ...     []).verified
-    False
-    """
-
-    expr: sp.Expr
-    var: sp.Symbol
-    point: sp.Expr
-    value: sp.Expr
-    description: str
-    method: ClassVar[str] = "rule: derivative by sympy diff"
-
-    @property
-    def conclusion(self) -> sp.Basic:
-        lhs = sp.Subs(sp.Derivative(self.expr, self.var), self.var, self.point)
-        return sp.Eq(lhs, self.value, evaluate=False)
-
-    def decide(self, facts: Sequence[sp.Basic]) -> str:
-        known = {
-            f.lhs: f.rhs
-            for f in facts
-            if isinstance(f, sp.Equality) and isinstance(f.lhs, (AppliedUndef, sp.Subs))
-        }
-        equals: dict[sp.Basic, sp.Expr] = {}
-        for applied in self.expr.atoms(AppliedUndef):
-            at_point = applied.subs(self.var, self.point)
-            slope = sp.Subs(sp.Derivative(applied, self.var), self.var, self.point)
-            for needed in (at_point, slope):
-                if needed not in known:
-                    raise ProofError(f"no fact gives {sp.sstr(needed)}")
-                equals[needed] = known[needed]
-        for condition in _definedness(self.expr, self.var, self.point):
-            require(facts, condition.xreplace(equals), "definedness at the point")
-        derivative = sp.diff(self.expr, self.var).subs(self.var, self.point).xreplace(equals)
-        if derivative.has(sp.Derivative, sp.Subs, AppliedUndef):
-            raise ProofError(f"the derivative is not explicit: {sp.sstr(derivative)}")
-        require(facts, sp.Eq(derivative, self.value), "equality with the claimed value")
-        return f"diff gives {sp.sstr(derivative)}; equal to the claimed value by z3"
+``τ`` multiplies the error variables explicitly (:func:`computed_softmax`), so they do
+not vary with it themselves, and the first-order term is the partial derivative in
+``τ``.  The computed sum varies with ``τ`` and enters as the function ``Y(τ)``.
+"""
 
 
 # --- T12 --------------------------------------------------------------------------------
@@ -646,18 +479,23 @@ def _t12_proof() -> list[Step]:
         ),
         Implied(_ratio_identity, "exact identity for p̂_i/p_i (field arithmetic)"),
         SumLinearity(_at(computed_sum, 0), [(sp.Integer(1), exact_sum)], "without errors Y(0) = T"),
-        DifferentiateSum(
-            computed_sum, tau, sp.Integer(0), sum_derivative, "Y'(0): termwise derivatives"
+        SumDerivative(
+            computed_sum,
+            tau,
+            [(sp.Integer(1), sum_derivative)],
+            "Y'(0): termwise derivatives",
+            point=sp.Integer(0),
         ),
         SumLinearity(
             sum_derivative, [(T, first_order_mean)], "Y'(0) = T·Σ p_j(ε_j + x_j η_j) = T·D"
         ),
-        DerivativeAt(
+        Differentiate(
             computed_softmax(tau) / p_i,
             tau,
-            sp.Integer(0),
-            softmax_first_order,
             "first-order term of p̂_i/p_i",
+            point=sp.Integer(0),
+            value=softmax_first_order,
+            constants=fixed_in_tau,
         ),
         SumOfTerms(slack_plus, sp.Integer(0), None, "p_j(|x_j|a + κ − ε_j − x_j η_j) >= 0, summed"),
         SumOfTerms(
@@ -688,12 +526,13 @@ def _t12_proof() -> list[Step]:
             exponentiate=True,
         ),
         Implied(_log_identity, "exact identity for the log-softmax error"),
-        DerivativeAt(
+        Differentiate(
             computed_log_softmax(tau) - log_softmax_exact,
             tau,
-            sp.Integer(0),
-            log_softmax_first_order,
             "first-order term of the log-softmax error",
+            point=sp.Integer(0),
+            value=log_softmax_first_order,
+            constants=fixed_in_tau,
         ),
         Implied(
             two_sided(lam * sp.log(T), kappa_log * log_sum),

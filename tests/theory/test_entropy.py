@@ -1,5 +1,8 @@
-"""T6–T7: the entropy claims, false siblings, the two calculus rules, and the formulas
-checked against an independent high-precision evaluation of the softmax entropy."""
+"""T6–T7: the entropy claims, false siblings, and the formulas checked against an
+independent high-precision evaluation of the softmax entropy.
+
+The calculus rules T7 uses (the kernel's ``SumDerivative`` and ``Differentiate``) and
+their false uses are tested in ``test_kernel``."""
 
 from __future__ import annotations
 
@@ -22,8 +25,6 @@ from softmax_dispersion.theory import entropy
 from softmax_dispersion.theory.entropy import (
     T6,
     T7,
-    Differentiate,
-    SumDerivative,
     entropy_beta_derivative,
     entropy_from_log_partition,
     entropy_lower_bound,
@@ -165,152 +166,6 @@ def test_a_true_proof_of_another_statement_is_rejected() -> None:
     result = claim.check()
     assert result.verified is False
     assert result.problem == "the last step does not conclude the statement"
-
-
-# --------------------------------------------------------------------------------------
-# The two new rules, and false uses of them.
-
-x, t, k, a = sp.symbols("x t k a", real=True)
-_A0 = sp.Function("A0", real=True)(t)
-_A1 = sp.Function("A1", real=True)(t)
-_a0 = SumOver(_A0, sp.exp(x / t), (x,), k)
-_a1 = SumOver(_A1, x * sp.exp(x / t), (x,), k)
-_positive_t = [sp.Gt(t, 0), sp.Ge(k, 0)]
-
-
-def test_sum_derivative_true_use() -> None:
-    step = SumDerivative(_a0, t, [(-1 / t**2, _a1)], "d/dt Σ exp(x/t)")
-    assert step.check(_positive_t).verified is True
-    assert step.conclusion == sp.Eq(sp.Derivative(_A0, t), -_A1 / t**2)
-
-
-@pytest.mark.parametrize(
-    ("step", "facts"),
-    [
-        (SumDerivative(_a0, t, [(1 / t**2, _a1)], "wrong sign"), _positive_t),
-        (SumDerivative(_a0, t, [(-1 / t, _a1)], "wrong power of t"), _positive_t),
-        (SumDerivative(_a0, t, [(-1 / t**2, _a1)], "t may vanish"), []),
-        (
-            SumDerivative(
-                SumOver(sp.Symbol("Z", real=True), sp.exp(x / t), (x,), k), t, [], "not a function"
-            ),
-            _positive_t,
-        ),
-        (
-            SumDerivative(SumOver(_A0, sp.exp(x / t), (x,), t), t, [(-1 / t**2, _a1)], "count"),
-            _positive_t,
-        ),
-        (
-            SumDerivative(
-                SumOver(_A0, sp.exp(x / t - a), (x,), k),
-                t,
-                [(-sp.exp(-a) / t**2, _a1)],
-                "a hides a dependence on t",
-            ),
-            _positive_t,
-        ),
-        (
-            SumDerivative(
-                SumOver(_A0, sp.exp(x / t), (x,), k, weight=x),
-                t,
-                [(-1 / t**2, SumOver(_A1, x * sp.exp(x / t), (x,), k, weight=x))],
-                "weighted",
-            ),
-            _positive_t,
-        ),
-        (
-            SumDerivative(
-                SumOver(_A0, sp.Abs(x - t), (x,), k),
-                t,
-                [(-1, SumOver(_A1, sp.sign(x - t), (x,), k))],
-                "not differentiable at x = t",
-            ),
-            _positive_t,
-        ),
-        (
-            SumDerivative(
-                SumOver(_A0, 1 / (x - t), (x,), k),
-                t,
-                [(1, SumOver(_A1, 1 / (x - t) ** 2, (x,), k))],
-                "a pole at x = t",
-            ),
-            _positive_t,
-        ),
-        (
-            SumDerivative(
-                SumOver(sp.Function("A")(x), sp.exp(x), (x,), k), x, [], "var is the index"
-            ),
-            _positive_t,
-        ),
-        (
-            SumDerivative(_a0, t, [(-1 / t**2, SumOver(_A1, x * sp.exp(x / t), (x,), k + 1))], ""),
-            _positive_t,
-        ),
-    ],
-    ids=[
-        "wrong-sign",
-        "wrong-power",
-        "pole-at-zero",
-        "plain-symbol",
-        "count-depends-on-var",
-        "hidden-dependence",
-        "weighted",
-        "abs",
-        "pole-inside",
-        "index-as-var",
-        "different-count",
-    ],
-)
-def test_sum_derivative_false_use_is_rejected(step: SumDerivative, facts: list[sp.Basic]) -> None:
-    assert step.check(facts).verified is False
-
-
-def test_sum_derivative_pole_outside_the_domain_is_accepted() -> None:
-    step = SumDerivative(
-        SumOver(_A0, 1 / (x - t), (x,), k),
-        t,
-        [(1, SumOver(_A1, 1 / (x - t) ** 2, (x,), k))],
-        "x > t keeps the pole away",
-    )
-    assert step.check([sp.Gt(x, t)]).verified is True
-
-
-_derivatives = [
-    sp.Eq(sp.Derivative(_A0, t), -_A1 / t**2),
-    sp.Eq(sp.Derivative(_A1, t), 2 * _A1),
-]
-
-
-def test_differentiate_true_use() -> None:
-    f = sp.log(_A0) - _A1 / (t * _A0)
-    step = Differentiate(f, t, "d/dt of the entropy form")
-    assert step.check([*_derivatives, sp.Gt(_A0, 0), sp.Gt(t, 0)]).verified is True
-    assert step.conclusion.rhs == sp.diff(f, t)
-
-
-@pytest.mark.parametrize(
-    ("function", "facts"),
-    [
-        (sp.log(_A0), _derivatives),  # A0 > 0 unknown
-        (_A1 / (t * _A0), [*_derivatives, sp.Gt(_A0, 0)]),  # t may vanish
-        (a * _A0, [*_derivatives, sp.Gt(t, 0)]),  # a might vary with t
-        (sp.Function("A2")(t) * t, [*_derivatives, sp.Gt(t, 0)]),  # no derivative known
-        (sp.Abs(t - 1), [sp.Gt(t, 0)]),  # not differentiable at 1
-        (sp.Function("A3")(t, x), [sp.Gt(t, 0)]),  # not a function of t alone
-        (sp.Derivative(_A0, t), _derivatives),  # a derivative inside
-        (sp.sqrt(t), [sp.Ge(t, 0)]),  # not differentiable at 0
-    ],
-    ids=["log", "pole", "free-symbol", "unknown-derivative", "abs", "two-args", "nested", "sqrt"],
-)
-def test_differentiate_false_use_is_rejected(function: sp.Expr, facts: list[sp.Basic]) -> None:
-    assert Differentiate(function, t, "false use").check(facts).verified is False
-
-
-def test_differentiate_ignores_derivative_facts_about_another_variable() -> None:
-    facts = [sp.Eq(sp.Derivative(_A0, t), 0), sp.Gt(t, 0)]
-    assert Differentiate(_A0 * t, t, "known").check(facts).verified is True
-    other = sp.Function("A0")(x)
-    assert Differentiate(other * x, x, "unknown").check(facts).verified is False
 
 
 # --------------------------------------------------------------------------------------

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import doctest
+from collections.abc import Sequence
+
+import pytest
 import sympy as sp
 
 from softmax_dispersion.theory import kernel
 from softmax_dispersion.theory.kernel import (
     Claim,
     ConvexCombination,
+    Differentiate,
     ExpMonotone,
     Identity,
     Implied,
@@ -15,6 +20,8 @@ from softmax_dispersion.theory.kernel import (
     LogMonotone,
     Monotone,
     RealRoots,
+    Step,
+    SumDerivative,
     SumLinearity,
     SumOfTerms,
     SumOver,
@@ -160,3 +167,362 @@ def test_claim_must_conclude_its_statement_and_cite_verified_claims() -> None:
     citing = Claim("C", "", right, [], "test", lambda: [Implied(right, "")], cites=(false,))
     assert not false.check().verified
     assert not citing.check().verified
+
+
+def test_doctests() -> None:
+    result = doctest.testmod(kernel, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 5
+
+
+# --------------------------------------------------------------------------------------
+# Rules of calculus: SumDerivative and Differentiate, as functions and at a point.  The
+# false uses below include every one of the rules these replaced (T7's SumDerivative and
+# Differentiate, T12's DifferentiateSum and DerivativeAt).
+
+k, c, z = sp.symbols("k c z", real=True)
+_A0 = sp.Function("A0", real=True)(t)
+_A1 = sp.Function("A1", real=True)(t)
+_a0 = SumOver(_A0, sp.exp(x / t), (x,), k)
+_a1 = SumOver(_A1, x * sp.exp(x / t), (x,), k)
+_positive_t = [sp.Gt(t, 0), sp.Ge(k, 0)]
+complex_w = sp.Symbol("w")  # no assumptions: possibly complex
+
+
+def _sums_in(var: sp.Symbol) -> SumDerivative:
+    """``d/dvar Σ exp(var x) = Σ x exp(var x)``: true for a real ``var``."""
+    total = SumOver(sp.Function("B0")(var), sp.exp(var * x), (x,), k)
+    part = SumOver(sp.Function("B1")(var), x * sp.exp(var * x), (x,), k)
+    return SumDerivative(total, var, [(1, part)], "")
+
+
+def test_sum_derivative_as_a_function() -> None:
+    step = SumDerivative(_a0, t, [(-1 / t**2, _a1)], "d/dt Σ exp(x/t)")
+    assert verdict(step, *_positive_t)
+    assert step.conclusion == sp.Eq(sp.Derivative(_A0, t), -_A1 / t**2)
+
+
+def test_sum_derivative_in_a_real_variable_is_accepted() -> None:
+    assert verdict(_sums_in(sp.Symbol("w", real=True)))
+
+
+def test_sum_derivative_pole_outside_the_domain_is_accepted() -> None:
+    step = SumDerivative(
+        SumOver(_A0, 1 / (x - t), (x,), k),
+        t,
+        [(1, SumOver(_A1, 1 / (x - t) ** 2, (x,), k))],
+        "x > t keeps the pole away",
+    )
+    assert verdict(step, sp.Gt(x, t))
+
+
+@pytest.mark.parametrize(
+    ("step", "facts"),
+    [
+        (SumDerivative(_a0, t, [(1 / t**2, _a1)], "wrong sign"), _positive_t),
+        (SumDerivative(_a0, t, [(-1 / t, _a1)], "wrong power of t"), _positive_t),
+        (SumDerivative(_a0, t, [(-1 / t**2, _a1)], "t may vanish"), []),
+        (
+            SumDerivative(
+                SumOver(sp.Symbol("Z", real=True), sp.exp(x / t), (x,), k), t, [], "not a function"
+            ),
+            _positive_t,
+        ),
+        (
+            SumDerivative(SumOver(_A0, sp.exp(x / t), (x,), t), t, [(-1 / t**2, _a1)], "count"),
+            _positive_t,
+        ),
+        (
+            SumDerivative(
+                SumOver(_A0, sp.exp(x / t - a), (x,), k),
+                t,
+                [(-sp.exp(-a) / t**2, _a1)],
+                "a hides a dependence on t",
+            ),
+            _positive_t,
+        ),
+        (
+            SumDerivative(
+                SumOver(_A0, sp.exp(x / t), (x,), k, weight=x),
+                t,
+                [(-1 / t**2, SumOver(_A1, x * sp.exp(x / t), (x,), k, weight=x))],
+                "weighted",
+            ),
+            _positive_t,
+        ),
+        (
+            SumDerivative(
+                SumOver(_A0, sp.Abs(x - t), (x,), k),
+                t,
+                [(-1, SumOver(_A1, sp.sign(x - t), (x,), k))],
+                "not differentiable at x = t",
+            ),
+            _positive_t,
+        ),
+        (
+            SumDerivative(
+                SumOver(_A0, 1 / (x - t), (x,), k),
+                t,
+                [(1, SumOver(_A1, 1 / (x - t) ** 2, (x,), k))],
+                "a pole at x = t",
+            ),
+            _positive_t,
+        ),
+        (
+            SumDerivative(
+                SumOver(sp.Function("A")(x), sp.exp(x), (x,), k), x, [], "var is the index"
+            ),
+            _positive_t,
+        ),
+        (
+            SumDerivative(_a0, t, [(-1 / t**2, SumOver(_A1, x * sp.exp(x / t), (x,), k + 1))], ""),
+            _positive_t,
+        ),
+        (
+            SumDerivative(
+                _a0,
+                t,
+                [(-1 / t**2, SumOver(sp.Symbol("B", real=True), x * sp.exp(x / t), (x,), k))],
+                "a part that varies with t named by a plain symbol",
+            ),
+            _positive_t,
+        ),
+        (
+            SumDerivative(_a0, t, [(-x / t**2, SumOver(_A1, sp.exp(x / t), (x,), k))], "index"),
+            _positive_t,
+        ),
+        (_sums_in(complex_w), _positive_t),
+    ],
+    ids=[
+        "wrong-sign",
+        "wrong-power",
+        "pole-at-zero",
+        "plain-symbol",
+        "count-depends-on-var",
+        "hidden-dependence",
+        "weighted",
+        "abs",
+        "pole-inside",
+        "index-as-var",
+        "different-count",
+        "part-named-by-a-symbol",
+        "coefficient-depends-on-index",
+        "var-not-real",
+    ],
+)
+def test_sum_derivative_false_use_as_a_function(step: Step, facts: list[sp.Basic]) -> None:
+    assert not verdict(step, *facts)
+
+
+# At a point: F(t) = Σ_z exp(t z)(1 + c t) with c a declared constant, F'(0) = Σ (z + c).
+F = sp.Function("F", real=True)
+family = SumOver(F(t), sp.exp(t * z) * (1 + c * t), (z,), k)
+slopes = SumOver(S, z + c, (z,), k)
+
+
+def _at_zero(
+    total: SumOver = family, part: SumOver = slopes, point: sp.Expr = sp.S.Zero
+) -> SumDerivative:
+    return SumDerivative(total, t, [(1, part)], "d/dt at a point", point=point, constants=[c])
+
+
+def test_sum_derivative_at_a_point() -> None:
+    step = _at_zero()
+    assert verdict(step, sp.Ge(k, 0))
+    lhs = step.conclusion.lhs
+    assert isinstance(lhs, sp.Subs) and lhs.expr == sp.Derivative(F(t), t)
+    assert step.conclusion.rhs == S
+
+
+def test_sum_derivative_log_term_with_its_domain() -> None:
+    logs = SumOver(F(t), sp.log(t + z), (z,), k)
+    assert verdict(_at_zero(logs, SumOver(S, 1 / z, (z,), k)), sp.Gt(z, 0))
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        _at_zero(part=SumOver(S, z - c, (z,), k)),
+        _at_zero(point=sp.Integer(1)),
+        _at_zero(point=z),
+        _at_zero(point=t),
+        _at_zero(SumOver(F(t), sp.exp(t * z), (z, t), k)),
+        _at_zero(SumOver(F(t), sp.exp(z), (z,), t)),
+        _at_zero(SumOver(S, t * z, (z,), k)),
+        _at_zero(SumOver(F(t), sp.Abs(t) * z, (z,), k), SumOver(S, sp.Integer(0), (z,), k)),
+        _at_zero(SumOver(F(t), z / t, (z,), k), SumOver(S, sp.Integer(0), (z,), k)),
+        _at_zero(SumOver(F(t), sp.log(t + z), (z,), k), SumOver(S, 1 / z, (z,), k)),
+        SumDerivative(family, t, [(1, slopes)], "c not declared constant", point=0),
+        SumDerivative(family, t, [(1, slopes)], "t held constant", point=0, constants=[c, t]),
+        _at_zero(part=SumOver(sp.Function("G")(t), z + c, (z,), k)),
+        _at_zero(part=SumOver(S, z + c + t, (z,), k)),
+        SumDerivative(family, t, [(1 + t, slopes)], "", point=0, constants=[c]),
+        _at_zero(
+            SumOver(F(t), sp.exp(t * z) * (1 + c * t), (z,), k, weight=c),
+            SumOver(S, z + c, (z,), k, weight=c),
+        ),
+        _at_zero(SumOver(F(t), sp.sqrt(1 + t) * z, (z,), k), SumOver(S, z / 2, (z,), k)),
+        _at_zero(SumOver(F(t), sp.exp(t * z) * F(t), (z,), k)),
+    ],
+    ids=[
+        "wrong slope",
+        "wrong point",
+        "point is an index",
+        "point is the variable",
+        "var is an index",
+        "count depends on var",
+        "not a function",
+        "abs",
+        "pole",
+        "log domain",
+        "undeclared constant",
+        "var declared constant",
+        "derivative named by a function of t",
+        "derivative varies with t",
+        "coefficient varies with t",
+        "weighted (a var-free weight, once allowed)",
+        "non-integer power",
+        "applied function in the term",
+    ],
+)
+def test_sum_derivative_false_use_at_a_point(step: SumDerivative) -> None:
+    assert not verdict(step, sp.Ge(k, 0), sp.Ge(t, 0))
+
+
+# Differentiate as a function: the derivatives of A0 and A1 are facts.
+_derivatives = [
+    sp.Eq(sp.Derivative(_A0, t), -_A1 / t**2),
+    sp.Eq(sp.Derivative(_A1, t), 2 * _A1),
+]
+
+
+def test_differentiate_as_a_function() -> None:
+    f = sp.log(_A0) - _A1 / (t * _A0)
+    step = Differentiate(f, t, "d/dt of the entropy form")
+    assert verdict(step, *_derivatives, sp.Gt(_A0, 0), sp.Gt(t, 0))
+    assert step.conclusion.rhs == sp.diff(f, t)
+
+
+def test_differentiate_as_a_function_with_a_claimed_value() -> None:
+    facts = [*_derivatives, sp.Gt(_A0, 0)]
+    step = Differentiate(sp.log(_A0), t, "d log A0", value=-_A1 / (t**2 * _A0))
+    assert verdict(step, *facts)
+    assert step.conclusion.rhs == -_A1 / (t**2 * _A0)
+    assert not verdict(Differentiate(sp.log(_A0), t, "", value=_A1 / (t**2 * _A0)), *facts)
+
+
+@pytest.mark.parametrize(
+    ("step", "facts"),
+    [
+        (Differentiate(sp.log(_A0), t, ""), _derivatives),  # A0 > 0 unknown
+        (Differentiate(_A1 / (t * _A0), t, ""), [*_derivatives, sp.Gt(_A0, 0)]),  # t = 0?
+        (Differentiate(a * _A0, t, ""), [*_derivatives, sp.Gt(t, 0)]),  # a may vary with t
+        (Differentiate(sp.Function("A2")(t) * t, t, ""), [*_derivatives, sp.Gt(t, 0)]),
+        (Differentiate(sp.Abs(t - 1), t, ""), [sp.Gt(t, 0)]),  # no derivative at 1
+        (Differentiate(sp.Function("A3")(t, x), t, ""), [sp.Gt(t, 0)]),  # x not constant
+        (Differentiate(sp.Function("A3")(t, x), t, "", constants=[x]), [sp.Gt(t, 0)]),
+        (Differentiate(sp.Derivative(_A0, t), t, ""), _derivatives),  # a derivative inside
+        (Differentiate(sp.sqrt(t), t, ""), [sp.Ge(t, 0)]),  # no derivative at 0
+        (Differentiate(sp.sqrt(t), t, ""), [sp.Gt(t, 0)]),  # non-integer powers refused
+        (Differentiate(sp.I * t, t, ""), []),  # not a real expression
+        (Differentiate(complex_w**2, complex_w, ""), []),  # not declared real
+        (Differentiate(a * t, t, "", constants=[a, t]), []),  # t cannot be held constant
+    ],
+    ids=[
+        "log",
+        "pole",
+        "free-symbol",
+        "unknown-derivative",
+        "abs",
+        "two-args",
+        "two-args-with-constant",
+        "nested",
+        "sqrt-at-0",
+        "sqrt",
+        "complex",
+        "var-not-real",
+        "var-constant",
+    ],
+)
+def test_differentiate_false_use_as_a_function(step: Step, facts: list[sp.Basic]) -> None:
+    assert not verdict(step, *facts)
+
+
+def test_differentiate_in_a_real_variable_is_accepted() -> None:
+    real_w = sp.Symbol("w", real=True)
+    assert verdict(Differentiate(real_w**2, real_w, "", value=2 * real_w))
+
+
+def test_differentiate_ignores_derivative_facts_about_another_variable() -> None:
+    facts = [sp.Eq(sp.Derivative(_A0, t), 0), sp.Gt(t, 0)]
+    assert verdict(Differentiate(_A0 * t, t, "known"), *facts)
+    other = sp.Function("A0")(x)
+    assert not verdict(Differentiate(other * x, x, "unknown"), *facts)
+
+
+def test_differentiate_reads_facts_inside_conjunctions() -> None:
+    fact = sp.And(sp.Eq(sp.Derivative(_A0, t), 1), sp.Gt(_A0, 0))
+    assert verdict(Differentiate(sp.log(_A0), t, "", value=1 / _A0), fact)
+
+
+# Differentiate at a point: F(0) = 2 and F'(0) = S are facts.
+_facts_for_F = [
+    sp.Eq(F(0), 2),
+    sp.Eq(sp.Subs(sp.Derivative(F(t), t), t, 0), S),
+]
+
+
+def _derivative_at_zero(expr: sp.Expr, value: sp.Expr) -> Differentiate:
+    return Differentiate(expr, t, "at 0", point=sp.Integer(0), value=value, constants=[c])
+
+
+def test_differentiate_at_a_point_uses_the_facts_about_functions() -> None:
+    step = _derivative_at_zero(sp.log(F(t)) + c * t, S / 2 + c)
+    assert verdict(step, *_facts_for_F)
+    assert step.conclusion == sp.Eq(
+        sp.Subs(sp.Derivative(sp.log(F(t)) + c * t, t), t, 0), S / 2 + c
+    )
+
+
+def test_differentiate_at_a_point_without_a_value_concludes_diff() -> None:
+    step = Differentiate(sp.log(F(t)), t, "", point=sp.Integer(0))
+    assert verdict(step, *_facts_for_F)
+    assert step.conclusion.rhs == sp.Subs(sp.Derivative(F(t), t), t, 0) / F(0)
+    assert not verdict(step, *_facts_for_F[1:])  # F(0) unknown
+
+
+@pytest.mark.parametrize(
+    ("step", "facts"),
+    [
+        (_derivative_at_zero(sp.log(F(t)), S), _facts_for_F),  # the value is S/2
+        (_derivative_at_zero(sp.log(F(t)), S / 2), _facts_for_F[:1]),  # no F'(0)
+        (_derivative_at_zero(sp.log(F(t)), S / 2), _facts_for_F[1:]),  # no F(0)
+        (_derivative_at_zero(sp.log(F(t) - 2), S / 2), _facts_for_F),  # log 0
+        (_derivative_at_zero(1 / (F(t) - 2), -S / 4), _facts_for_F),  # a pole
+        (_derivative_at_zero(sp.Abs(t), sp.Integer(0)), []),
+        (_derivative_at_zero(sp.sqrt(1 + t), sp.Rational(1, 2)), []),  # not covered
+        (_derivative_at_zero(F(2 * t), 2 * S), _facts_for_F),  # not a function of t
+        (_derivative_at_zero(sp.log(F(t)) + a * t, S / 2 + a), _facts_for_F),  # a undeclared
+        (_derivative_at_zero(c * t, c + t), []),  # the value varies with t
+        (Differentiate(c * t, t, "", point=t, value=c, constants=[c]), []),
+        (
+            Differentiate(sp.log(F(t)), t, "", point=sp.Integer(0), value=S / 2),
+            [sp.Eq(F(0), 2), sp.Eq(sp.Derivative(F(t), t), S)],  # F' as a function only
+        ),
+    ],
+    ids=[
+        "wrong",
+        "no slope",
+        "no value",
+        "log 0",
+        "pole",
+        "abs",
+        "sqrt",
+        "F(2t)",
+        "undeclared constant",
+        "value varies with t",
+        "point is the variable",
+        "slope fact of another form",
+    ],
+)
+def test_differentiate_false_use_at_a_point(step: Differentiate, facts: Sequence[sp.Basic]) -> None:
+    assert not verdict(step, *facts)

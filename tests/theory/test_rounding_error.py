@@ -1,5 +1,8 @@
-"""T12: the rounding-error claim, its false siblings, its two derivative rules, and the
-exported bounds checked against softmax computed in float32 and float16 by numpy."""
+"""T12: the rounding-error claim, its false siblings, and the exported bounds checked
+against softmax computed in float32 and float16 by numpy.
+
+The derivative rules T12 uses (the kernel's ``SumDerivative`` and ``Differentiate``)
+and their false uses are tested in ``test_kernel``."""
 
 from __future__ import annotations
 
@@ -7,7 +10,6 @@ import ast
 import doctest
 import itertools
 import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,19 +25,18 @@ from softmax_dispersion.theory.formulas import FORMULAS
 from softmax_dispersion.theory.kernel import (
     Claim,
     ClaimResult,
+    Differentiate,
     Implied,
     Step,
-    SumOver,
 )
 from softmax_dispersion.theory.rounding_error import (
     T12,
-    DerivativeAt,
-    DifferentiateSum,
     G,
     arg_error,
     computed_softmax,
     derivative_at_zero,
     exp_ulps,
+    fixed_in_tau,
     gamma,
     gamma_pairwise,
     gamma_recursive,
@@ -163,14 +164,21 @@ def _prefix_until(kind: type[Step]) -> list[Step]:
     ids=["sign of sigma", "sign of the mean", "no omega"],
 )
 def test_wrong_first_order_term_is_rejected(wrong: sp.Expr) -> None:
-    step = DerivativeAt(computed_softmax(tau) / p_i, tau, sp.Integer(0), wrong, "wrong")
+    step = Differentiate(
+        computed_softmax(tau) / p_i,
+        tau,
+        "wrong",
+        point=sp.Integer(0),
+        value=wrong,
+        constants=fixed_in_tau,
+    )
     claim = Claim(
         id="T12-false-derivative",
         title="a wrong first-order term",
         statement=step.conclusion,
         assumptions=T12.assumptions,
         source="test",
-        proof=lambda: [*_prefix_until(DerivativeAt), step],
+        proof=lambda: [*_prefix_until(Differentiate), step],
     )
     result = claim.check()
     assert result.verified is False
@@ -180,120 +188,39 @@ def test_wrong_first_order_term_is_rejected(wrong: sp.Expr) -> None:
 
 def test_the_right_first_order_term_passes_the_same_check() -> None:
     value = softmax_first_order
-    step = DerivativeAt(computed_softmax(tau) / p_i, tau, sp.Integer(0), value, "right")
+    step = Differentiate(
+        computed_softmax(tau) / p_i,
+        tau,
+        "right",
+        point=sp.Integer(0),
+        value=value,
+        constants=fixed_in_tau,
+    )
     claim = Claim(
         id="T12-derivative",
         title="the first-order term",
         statement=sp.Eq(derivative_at_zero(computed_softmax(tau) / p_i), value, evaluate=False),
         assumptions=T12.assumptions,
         source="test",
-        proof=lambda: [*_prefix_until(DerivativeAt), step],
+        proof=lambda: [*_prefix_until(Differentiate), step],
     )
     assert claim.check().verified is True
 
 
-# --------------------------------------------------------------------------------------
-# The two rules: each correct use verifies, each false use is rejected.
-
-t, c, k, S = sp.symbols("t c k S", real=True)
-z = sp.Symbol("z", real=True)
-F = sp.Function("F", real=True)
-family = SumOver(F(t), sp.exp(t * z) * (1 + c * t), (z,), k)
-slopes = SumOver(S, z + c, (z,), k)
-
-
-def _verdict(step: Step, facts: Sequence[sp.Basic] = ()) -> bool:
-    return step.check(list(facts)).verified
-
-
-def test_differentiate_sum_correct_use() -> None:
-    step = DifferentiateSum(family, t, sp.Integer(0), slopes, "d/dt F at 0")
-    assert _verdict(step, [sp.Ge(k, 0)])
-    lhs = step.conclusion.lhs
-    assert isinstance(lhs, sp.Subs) and lhs.expr == sp.Derivative(F(t), t)
-
-
-@pytest.mark.parametrize(
-    "step",
-    [
-        DifferentiateSum(family, t, sp.Integer(0), SumOver(S, z - c, (z,), k), "wrong slope"),
-        DifferentiateSum(family, t, sp.Integer(1), slopes, "slope at another point"),
-        DifferentiateSum(family, t, z, slopes, "a point that varies with the term"),
-        DifferentiateSum(SumOver(F(t), sp.exp(t * z), (z, t), k), t, sp.Integer(0), slopes, "t"),
-        DifferentiateSum(SumOver(F(t), sp.exp(z), (z,), t), t, sp.Integer(0), slopes, "count"),
-        DifferentiateSum(SumOver(S, t * z, (z,), k), t, sp.Integer(0), slopes, "not a function"),
-        DifferentiateSum(
-            SumOver(F(t), sp.Abs(t) * z, (z,), k),
-            t,
-            sp.Integer(0),
-            SumOver(S, sp.Integer(0), (z,), k),
-            "|t| has no derivative at 0",
-        ),
-        DifferentiateSum(
-            SumOver(F(t), z / t, (z,), k),
-            t,
-            sp.Integer(0),
-            SumOver(S, sp.Integer(0), (z,), k),
-            "1/t is undefined at 0",
-        ),
-        DifferentiateSum(
-            SumOver(F(t), sp.log(t + z), (z,), k),
-            t,
-            sp.Integer(0),
-            SumOver(S, 1 / z, (z,), k),
-            "log needs z > 0",
-        ),
-    ],
-    ids=[
-        "wrong slope",
-        "wrong point",
-        "point is an index",
-        "var is an index",
-        "count depends on var",
-        "not a function",
-        "abs",
-        "pole",
-        "log domain",
-    ],
-)
-def test_differentiate_sum_false_uses(step: DifferentiateSum) -> None:
-    assert not _verdict(step, [sp.Ge(k, 0), sp.Ge(t, 0)])
-
-
-def test_differentiate_sum_log_term_with_its_domain() -> None:
-    step = DifferentiateSum(
-        SumOver(F(t), sp.log(t + z), (z,), k), t, sp.Integer(0), SumOver(S, 1 / z, (z,), k), "ok"
+def test_the_first_order_term_must_declare_what_tau_holds_fixed() -> None:
+    held = set(fixed_in_tau)
+    undeclared = Differentiate(
+        computed_softmax(tau) / p_i,
+        tau,
+        "no constants declared",
+        point=sp.Integer(0),
+        value=softmax_first_order,
     )
-    assert _verdict(step, [sp.Gt(z, 0)])
-
-
-_facts_for_F = [
-    sp.Eq(F(0), 2),
-    sp.Eq(sp.Subs(sp.Derivative(F(t), t), t, 0), S),
-]
-
-
-def test_derivative_at_uses_the_sum_facts() -> None:
-    step = DerivativeAt(sp.log(F(t)) + c * t, t, sp.Integer(0), S / 2 + c, "chain rule")
-    assert _verdict(step, _facts_for_F)
-
-
-@pytest.mark.parametrize(
-    ("expr", "value", "facts"),
-    [
-        (sp.log(F(t)), S, _facts_for_F),  # wrong value: S/2
-        (sp.log(F(t)), S / 2, _facts_for_F[:1]),  # no derivative known for F
-        (sp.log(F(t)), S / 2, _facts_for_F[1:]),  # no value known for F
-        (sp.log(F(t) - 2), S / 2, _facts_for_F),  # log(0) at the point
-        (1 / (F(t) - 2), -S / 4, _facts_for_F),  # a pole at the point
-        (sp.Abs(t), sp.Integer(0), []),  # not differentiable at 0
-        (sp.sqrt(1 + t), sp.Rational(1, 2), []),  # a power the rule does not cover
-        (F(2 * t), 2 * S, _facts_for_F),  # a function of something else than t
-    ],
-    ids=["wrong", "no slope", "no value", "log 0", "pole", "abs", "sqrt", "F(2t)"],
-)
-def test_derivative_at_false_uses(expr: sp.Expr, value: sp.Expr, facts: Sequence[sp.Basic]) -> None:
-    assert not _verdict(DerivativeAt(expr, t, sp.Integer(0), value, "false"), facts)
+    facts = [*T12.assumptions, *(step.conclusion for step in _prefix_until(Differentiate))]
+    result = undeclared.check(facts)
+    assert result.verified is False
+    assert "held constant" in result.detail
+    assert (computed_softmax(tau) / p_i).free_symbols - {tau} <= held
 
 
 # --------------------------------------------------------------------------------------
