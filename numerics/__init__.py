@@ -16,6 +16,9 @@ Examples
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from softmax_dispersion.numerics._backends import flint_available
 from softmax_dispersion.numerics.evaluate import (
     DEFAULT_MAX_PRECISION,
@@ -36,20 +39,67 @@ from softmax_dispersion.numerics.rounding import (
 )
 from softmax_dispersion.numerics.sequence import LogitSequence
 
+# Loaded on first use: these pull in sympy and the theory layer.
+_LAZY = {
+    "FAMILIES": "families",
+    "Family": "families",
+    "dip": "families",
+    "spike": "families",
+    "check_dispersion": "checks",
+    "check_dispersion_size": "checks",
+    "length_scaling_regimes": "checks",
+    "adaptive_on_spike": "checks",
+    "adversarial_search": "search",
+    "ball_value": "formulas",
+    "certified_softmax_dense": "dense",
+    "DenseEvaluation": "dense",
+}
+
+if TYPE_CHECKING:
+    from softmax_dispersion.numerics.checks import (
+        adaptive_on_spike,
+        check_dispersion,
+        check_dispersion_size,
+        length_scaling_regimes,
+    )
+    from softmax_dispersion.numerics.dense import DenseEvaluation, certified_softmax_dense
+    from softmax_dispersion.numerics.families import FAMILIES, Family, dip, spike
+    from softmax_dispersion.numerics.formulas import ball_value
+    from softmax_dispersion.numerics.search import adversarial_search
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(f"softmax_dispersion.numerics.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'softmax_dispersion.numerics' has no attribute {name!r}")
+
+
 __all__ = [
     "DEFAULT_MAX_PRECISION",
+    "FAMILIES",
     "FORMATS",
+    "DenseEvaluation",
     "Enclosure",
     "Evaluation",
+    "Family",
     "FloatFormat",
     "LogitSequence",
     "PrecisionError",
     "RunValue",
+    "adaptive_on_spike",
+    "adversarial_search",
+    "ball_value",
     "certified_entropy",
     "certified_logsumexp",
     "certified_softmax",
+    "certified_softmax_dense",
+    "check_dispersion",
+    "check_dispersion_size",
+    "dip",
     "flint_available",
     "float_format",
+    "length_scaling_regimes",
     "round_dyadic",
     "round_enclosure",
+    "spike",
 ]

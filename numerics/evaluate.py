@@ -324,6 +324,7 @@ def certified_softmax(
     log: bool = False,
     format: str | None = "float64",
     engine: str | None = None,
+    precision: int | None = None,
     max_precision: int = DEFAULT_MAX_PRECISION,
 ) -> Evaluation:
     """Certified softmax (or log-softmax) of a logit sequence, per run.
@@ -343,6 +344,9 @@ def certified_softmax(
         for enclosures only.
     engine
         ``"arb"`` (python-flint) or ``"mpmath"``; arb when installed by default.
+    precision
+        The first rung of the precision ladder, in bits (default: the format's
+        precision plus 32).  Without a format there is one rung.
     max_precision
         The cap of the precision ladder, in bits.
 
@@ -378,7 +382,9 @@ def certified_softmax(
     if special is not None:
         return special
     function = "log_softmax" if log else "softmax"
-    bits = _start_precision(fmt)
+    bits = _start_precision(fmt) if precision is None else precision
+    if bits > max_precision:
+        raise PrecisionError(f"precision = {bits} bits exceeds max_precision = {max_precision}")
     while True:
         with bk.working_precision(bits):
             runs = _one_rung(bk, sequence, exact_theta, exact_s, log, fmt)

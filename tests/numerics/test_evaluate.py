@@ -17,11 +17,12 @@ from softmax_dispersion.numerics import (
     certified_entropy,
     certified_logsumexp,
     certified_softmax,
+    flint_available,
     round_dyadic,
 )
 from softmax_dispersion.numerics.evaluate import Enclosure, Evaluation, RunValue
 
-ENGINES = ["arb", "mpmath"]
+ENGINES = ["mpmath", "arb"] if flint_available() else ["mpmath"]
 
 
 def as_fraction(value: mpmath.mpf) -> Fraction:
