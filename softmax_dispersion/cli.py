@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -105,6 +106,64 @@ def _run_prove(args: argparse.Namespace) -> int:
     return EXIT_OK if all(r.verified for r in results) else EXIT_FAILED
 
 
+def _run_certify(args: argparse.Namespace) -> int:
+    from softmax_dispersion._certify import certify, format_report
+    from softmax_dispersion._parsing import parse_sizes
+    from softmax_dispersion.numerics.evaluate import PrecisionError
+
+    try:
+        sizes = parse_sizes(args.n)
+    except ValueError as error:
+        raise UsageError(f"--n: {error}") from None
+    if args.max_precision < 64:
+        raise UsageError(f"--max-precision must be at least 64 bits, got {args.max_precision}")
+    try:
+        report = certify(
+            args.family,
+            sizes,
+            delta=args.delta,
+            theta=args.theta,
+            epsilon=args.eps,
+            s=args.s,
+            format=args.format,
+            engine=args.engine,
+            max_precision=args.max_precision,
+        )
+    except PrecisionError as error:
+        raise UsageError(f"{error} (raise --max-precision)") from None
+    except ValueError as error:
+        raise UsageError(_argument_message(str(error))) from None
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        print(format_report(report))
+    if report.violated:
+        return EXIT_FAILED
+    if report.undecided:
+        print(
+            "softmax-dispersion certify: error: the enclosures could not decide a bound at "
+            f"--max-precision {args.max_precision}; raise it",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    return EXIT_OK if report.verified else EXIT_FAILED
+
+
+def _argument_message(message: str) -> str:
+    """Name the command-line option behind a library error about a parameter."""
+    for name, option in (
+        ("epsilon", "--eps"),
+        ("delta", "--delta"),
+        ("theta", "--theta"),
+        ("s ", "--s "),
+        ("n ", "--n "),
+        ("n=", "--n "),
+    ):
+        if message.startswith(name):
+            return f"{option.strip()}: {message}"
+    return message
+
+
 def _run_reproduce(args: argparse.Namespace) -> int:
     from softmax_dispersion.reproduce import ReportFolderError, reproduce
 
@@ -160,6 +219,64 @@ def build_parser() -> argparse.ArgumentParser:
     )
     prove.set_defaults(run=_run_prove)
 
+    certify = commands.add_parser(
+        "certify",
+        help="certified coefficients of an adversarial family against T1 and T2",
+        description=(
+            "Evaluate softmax on an adversarial logit family with certified enclosures "
+            "(python-flint arb balls, or mpmath intervals), at sizes up to 10**18 and "
+            "beyond, and check the largest and smallest coefficient against T1 (tight) and "
+            "T2 (the paper's form). Exit 0 when every bound holds, 1 when one is violated, "
+            "2 for bad input."
+        ),
+        epilog=(
+            "Example: softmax-dispersion certify --family spike --n 16,1024,1e18 "
+            "--delta 5 --theta 1 --eps 0.01 --s 0.5"
+        ),
+    )
+    certify.add_argument(
+        "--family",
+        required=True,
+        metavar="NAME",
+        help="an adversarial "
+        "family: spike, dip, two_level, near_ties, geometric_ladder, "
+        "huge_magnitude, sentinel_floor, tiny_gaps, long_uniform, off_block",
+    )
+    certify.add_argument(
+        "--n",
+        required=True,
+        metavar="N[,N...]",
+        help="sizes: integers, 1e18, 10**18 or 2^20, comma-separated",
+    )
+    certify.add_argument("--delta", metavar="D", help="logit spread δ >= 0 (families that take it)")
+    certify.add_argument("--theta", default="1", metavar="T", help="temperature θ > 0 (default 1)")
+    certify.add_argument(
+        "--eps", metavar="E", help="also certify the dispersion size n*(ε) (T4), 0 < ε < 1"
+    )
+    certify.add_argument(
+        "--s", metavar="S", help="also show length scaling β = s·log n on the spike (T10)"
+    )
+    certify.add_argument(
+        "--format",
+        default="float64",
+        choices=["float16", "bfloat16", "float32", "float64"],
+        help="float format for the certified rounding (default float64)",
+    )
+    certify.add_argument(
+        "--engine",
+        choices=["arb", "mpmath"],
+        help="arb (python-flint, default when installed) or mpmath",
+    )
+    certify.add_argument(
+        "--max-precision",
+        type=int,
+        default=1 << 14,
+        metavar="BITS",
+        help="cap of the precision ladder in bits (default 16384)",
+    )
+    certify.add_argument("--json", action="store_true", help="print the report as JSON")
+    certify.set_defaults(run=_run_certify)
+
     reproduce = commands.add_parser(
         "reproduce",
         help="run every built layer end to end and write one report",
@@ -193,4 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (``| head``): not an error of ours
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        return EXIT_OK
     return status

@@ -10,7 +10,11 @@ writes into ``DIR``:
 ``certificate.json``
     The proof certificate (claims, steps, methods, tool versions).
 ``figures/*.png``
-    The T1 bound against n and the adaptive temperature curve (needs matplotlib).
+    The T1 bound against n, the adaptive temperature curve, and the certified sweep of
+    the spike and the dip up to n = 10**18 with T10's three regimes (needs matplotlib).
+
+The sections: ``theory`` (every claim checked) and ``numerics`` (a certification sweep
+from n = 16 to 10**18, T4's dispersion size and T10's length-scaling regimes).
 """
 
 from __future__ import annotations
@@ -208,8 +212,14 @@ def _theory_figures(folder: Path) -> list[str]:
     return ["dispersion_bound.png", "adaptive_temperature.png"]
 
 
-SECTIONS: tuple[Callable[[Path], Section], ...] = (_theory_section,)
-"""The layers the main job runs, in order; later layers append theirs."""
+def _numerics_section(out: Path) -> Section:
+    from softmax_dispersion._numerics_section import numerics_section
+
+    return numerics_section(out)
+
+
+SECTIONS: tuple[Callable[[Path], Section], ...] = (_theory_section, _numerics_section)
+"""The layers the main job runs, in order."""
 
 
 def reproduce(out: Path | str, *, stream: TextIO = sys.stdout, quiet: bool = False) -> Report:
