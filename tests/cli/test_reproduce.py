@@ -15,8 +15,13 @@ def test_reproduce_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["reproduce", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "everything verified" in printed and "12/12 claims verified" in printed
+    assert "18/18 sweep checks hold" in printed
     report = json.loads((out / "report.json").read_text())
     assert report["passed"] is True
+    assert [s["name"] for s in report["sections"]] == ["theory", "numerics"]
+    numerics = report["sections"][1]
+    assert max(row["n"] for row in numerics["data"]["sweep"]) == 10**18
+    assert (out / "figures" / "certified_sweep.png").stat().st_size > 1000
     theory = report["sections"][0]
     assert theory["name"] == "theory" and len(theory["data"]["claims"]) == 12
     assert json.loads((out / "certificate.json").read_text())["verified"] is True
