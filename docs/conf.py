@@ -28,7 +28,14 @@ extensions = [
     "numpydoc",
     "myst_parser",
     "claim_pages",
+    "command_output",
+    "matplotlib.sphinxext.plot_directive",
 ]
+
+plot_include_source = False
+plot_html_show_source_link = False
+plot_html_show_formats = False
+plot_formats = [("png", 110)]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
