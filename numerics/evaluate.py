@@ -24,6 +24,7 @@ from softmax_dispersion.numerics._backends import Backend, backend
 from softmax_dispersion.numerics.rounding import (
     Dyadic,
     FloatFormat,
+    dyadic_to_fraction,
     float_format,
     round_dyadic,
 )
@@ -91,7 +92,7 @@ class Enclosure:
         """Whether an exact fraction lies in the enclosure (finite enclosures only)."""
         if self.special is not None:
             return False
-        return _fraction(self.lower) <= value <= _fraction(self.upper)
+        return _compare(self.lower, value) <= 0 <= _compare(self.upper, value)
 
     def midpoint(self) -> float:
         """A float near the middle, for display (never for decisions)."""
@@ -100,27 +101,29 @@ class Enclosure:
         return (_to_float(self.lower) + _to_float(self.upper)) / 2
 
 
-def _fraction(value: Dyadic) -> Fraction:
+def _compare(value: Dyadic, other: Fraction) -> int:
+    """The sign of ``value − other``, exactly, for exponents of any size."""
     mantissa, exponent = value
-    return Fraction(mantissa) * Fraction(2) ** exponent
+    if mantissa == 0 or other == 0 or (mantissa > 0) != (other > 0):
+        return (mantissa > 0) - (mantissa < 0) if mantissa else -((other > 0) - (other < 0))
+    # far apart in magnitude: decided by the binary exponents alone
+    top = abs(mantissa).bit_length() + exponent
+    other_top = abs(other.numerator).bit_length() - other.denominator.bit_length()
+    if abs(top - other_top) > 2:
+        larger = top > other_top
+        return (1 if larger else -1) * (1 if mantissa > 0 else -1)
+    difference = dyadic_to_fraction(value) - other
+    return (difference > 0) - (difference < 0)
 
 
 def _to_float(value: Dyadic) -> float:
+    """The nearest-ish float, for display only (0 or ±inf beyond the float range)."""
     mantissa, exponent = value
-    if mantissa == 0:
-        return 0.0
-    shift = (
-        max(mantissa.bit_length() - 64, 0)
-        if mantissa > 0
-        else max((-mantissa).bit_length() - 64, 0)
-    )
-    top = mantissa >> shift if mantissa > 0 else -((-mantissa) >> shift)
-    exponent += shift
-    if exponent > 2000:
-        return math.copysign(math.inf, top)
-    if exponent < -2200:
-        return 0.0
-    return math.ldexp(float(top), exponent)
+    shift = max(abs(mantissa).bit_length() - 60, 0)
+    try:
+        return math.ldexp(float(mantissa >> shift), exponent + shift)
+    except OverflowError:
+        return math.copysign(math.inf, mantissa)
 
 
 @dataclass(frozen=True)
