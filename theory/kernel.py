@@ -940,8 +940,8 @@ class Claim:
     """A statement, its assumptions, its source and a checkable proof.
 
     ``proof`` is a function returning the steps, so that building a claim is cheap and
-    checking it does the work.  ``cites`` names claims whose statements this proof
-    uses as facts; they are checked first by :func:`check`.
+    checking it does the work.  ``cites`` names claims this proof uses: each is checked
+    first, and what it proved, ``its assumptions ⇒ its statement``, becomes a fact.
     """
 
     id: str
@@ -968,7 +968,8 @@ class Claim:
             if cited.id not in cache:
                 cache[cited.id] = cited.check(cache)
             cited_ok = cited_ok and cache[cited.id].verified
-            facts.append(cited.statement)
+            # A claim proves "assumptions imply statement"; only that may be used here.
+            facts.append(sp.Implies(sp.And(*cited.assumptions), cited.statement))
         if not cited_ok:
             problem = "a cited claim did not verify"
         steps = list(self.proof())

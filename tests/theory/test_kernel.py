@@ -526,3 +526,17 @@ def test_differentiate_at_a_point_without_a_value_concludes_diff() -> None:
 )
 def test_differentiate_false_use_at_a_point(step: Differentiate, facts: Sequence[sp.Basic]) -> None:
     assert not verdict(step, *facts)
+
+
+def test_a_cited_claim_is_used_only_under_its_assumptions() -> None:
+    positive = [sp.Gt(a, 0), sp.Gt(b, 0)]
+    product = sp.Gt(a * b, 0)
+    cited = Claim("P", "", product, positive, "test", lambda: [Implied(product, "")])
+    assert cited.check().verified
+    # without a > 0 and b > 0 the cited statement is not available
+    outside = Claim("O", "", product, [], "test", lambda: [Implied(product, "")], cites=(cited,))
+    assert not outside.check().verified
+    inside = Claim(
+        "I", "", product, positive, "test", lambda: [Implied(product, "")], cites=(cited,)
+    )
+    assert inside.check().verified
