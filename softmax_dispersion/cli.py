@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -176,6 +177,47 @@ def _run_reproduce(args: argparse.Namespace) -> int:
     return EXIT_OK if report.passed else EXIT_FAILED
 
 
+def _run_check(args: argparse.Namespace) -> int:
+    from softmax_dispersion._check import KIND_NAMES, CheckUsageError, resolve_target
+
+    if args.kind not in KIND_NAMES:
+        raise UsageError(f"--kind must be one of {', '.join(KIND_NAMES)}, got {args.kind!r}")
+    if args.kind == "ssmax" and args.s is None:
+        raise UsageError("--kind ssmax needs --s S (the scale of β = S·log n)")
+    if args.s is not None and args.kind != "ssmax":
+        raise UsageError(f"--s applies to --kind ssmax only, not {args.kind}")
+    dtypes = [d for item in args.dtypes or [] for d in item.split(",") if d] or None
+    try:
+        target = resolve_target(args.target, args.kind, args.library)
+    except CheckUsageError as error:
+        raise UsageError(str(error)) from None
+    try:
+        from softmax_dispersion.testing import SoftmaxCallError, check_softmax
+    except ImportError as error:
+        raise UsageError(f"the oracle softmax_dispersion.testing is unavailable: {error}") from None
+    try:
+        with warnings.catch_warnings():
+            # The battery feeds ±inf and NaN on purpose: the target's warnings are noise.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            report = check_softmax(
+                target.fn, kind=args.kind, library=target.library, dtypes=dtypes, s=args.s
+            )
+    except SoftmaxCallError as error:
+        raise UsageError(f"TARGET {target.name!r}: {error}") from None
+    except ValueError as error:
+        raise UsageError(_argument_message(str(error))) from None
+    if args.json:
+        print(report.to_json())
+    else:
+        print(report.table())
+        if report.policies:
+            print("non-finite policies:")
+            for case, policy in report.policies.items():
+                print(f"  {case}: {policy}")
+        print("PASSED" if report.passed else "FAILED")
+    return EXIT_OK if report.passed else EXIT_FAILED
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser, one subcommand per job."""
     parser = argparse.ArgumentParser(
@@ -295,6 +337,46 @@ def build_parser() -> argparse.ArgumentParser:
     )
     reproduce.add_argument("--json", action="store_true", help="print the report as JSON")
     reproduce.set_defaults(run=_run_reproduce)
+
+    check = commands.add_parser(
+        "check",
+        help="run the oracle's property battery against a softmax",
+        description=(
+            "Check a softmax against certified references: accuracy in ULPs (tolerance "
+            "from T12) per property and dtype, and the policies it follows on +inf, "
+            "all −inf and NaN rows. TARGET is module:function or a built-in: numpy "
+            "(textbook max-shifted), scipy, torch, jax."
+        ),
+        epilog=(
+            "Examples: 'softmax-dispersion check scipy', 'softmax-dispersion check torch "
+            "--kind log_softmax', 'softmax-dispersion check mymodule:softmax --dtypes "
+            "float32,float64 --json'."
+        ),
+    )
+    check.add_argument(
+        "target", metavar="TARGET", help="module:function, or numpy, scipy, torch, jax"
+    )
+    check.add_argument(
+        "--kind",
+        default="softmax",
+        metavar="K",
+        help="softmax (default), log_softmax, adaptive_temperature or ssmax",
+    )
+    check.add_argument(
+        "--library",
+        metavar="LIB",
+        help="the arrays TARGET takes: numpy (default), torch or jax; implied by torch, jax",
+    )
+    check.add_argument(
+        "--dtypes",
+        nargs="+",
+        metavar="DTYPE",
+        help="float16, bfloat16, float32, float64 (space or comma separated; default: the "
+        "library's)",
+    )
+    check.add_argument("--s", type=float, metavar="S", help="SSMax scale (needed by --kind ssmax)")
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
+    check.set_defaults(run=_run_check)
     return parser
 
 

@@ -13,8 +13,10 @@ writes into ``DIR``:
     The T1 bound against n, the adaptive temperature curve, and the certified sweep of
     the spike and the dip up to n = 10**18 with T10's three regimes (needs matplotlib).
 
-The sections: ``theory`` (every claim checked) and ``numerics`` (a certification sweep
-from n = 16 to 10**18, T4's dispersion size and T10's length-scaling regimes).
+The sections: ``theory`` (every claim checked), ``numerics`` (a certification sweep
+from n = 16 to 10**18, T4's dispersion size and T10's length-scaling regimes) and
+``oracle`` (the oracle's battery against every installed softmax library: numpy's
+textbook softmax, scipy, torch, jax).
 """
 
 from __future__ import annotations
@@ -218,7 +220,17 @@ def _numerics_section(out: Path) -> Section:
     return numerics_section(out)
 
 
-SECTIONS: tuple[Callable[[Path], Section], ...] = (_theory_section, _numerics_section)
+def _oracle_section(out: Path) -> Section:
+    from softmax_dispersion._oracle_section import oracle_section
+
+    return oracle_section(out)
+
+
+SECTIONS: tuple[Callable[[Path], Section], ...] = (
+    _theory_section,
+    _numerics_section,
+    _oracle_section,
+)
 """The layers the main job runs, in order."""
 
 

@@ -18,7 +18,13 @@ def test_reproduce_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "18/18 sweep checks hold" in printed
     report = json.loads((out / "report.json").read_text())
     assert report["passed"] is True
-    assert [s["name"] for s in report["sections"]] == ["theory", "numerics"]
+    assert [s["name"] for s in report["sections"]] == ["theory", "numerics", "oracle"]
+    oracle = report["sections"][2]
+    assert oracle["passed"] is True
+    assert {(c["library"], c["kind"]) for c in oracle["data"]["checks"]} >= {
+        ("numpy", "softmax"),
+        ("numpy", "log_softmax"),
+    }
     numerics = report["sections"][1]
     assert max(row["n"] for row in numerics["data"]["sweep"]) == 10**18
     assert (out / "figures" / "certified_sweep.png").stat().st_size > 1000
