@@ -1,0 +1,216 @@
+"""``softmax-dispersion check``: run the oracle's battery against a softmax.
+
+The target is ``module:function`` (importable from the current folder or
+``PYTHONPATH``) or a built-in name: ``numpy`` (the textbook max-shifted softmax),
+``scipy`` (:func:`scipy.special.softmax`), ``torch`` (:func:`torch.softmax`) or ``jax``
+(:func:`jax.nn.softmax`); ``--kind log_softmax`` picks each built-in's log variant.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "BUILTIN_TARGETS",
+    "KIND_NAMES",
+    "LIBRARIES",
+    "CheckUsageError",
+    "Target",
+    "numpy_log_softmax",
+    "numpy_softmax",
+    "resolve_target",
+]
+
+BUILTIN_TARGETS = ("numpy", "scipy", "torch", "jax")
+"""The targets named by a word instead of ``module:function``."""
+LIBRARIES = ("numpy", "torch", "jax")
+"""The array libraries the battery can feed."""
+KIND_NAMES = ("softmax", "log_softmax", "adaptive_temperature", "ssmax")
+"""Mirror of :data:`softmax_dispersion.testing.KINDS` (checked by the tests)."""
+
+
+class CheckUsageError(ValueError):
+    """A target or option the check cannot use: reported in one line, exit status 2."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A resolved target: the callable, its display name and the library it takes."""
+
+    fn: Callable[..., Any]
+    name: str
+    library: str
+
+
+def numpy_softmax(x: Any, axis: int = -1) -> np.ndarray[Any, Any]:
+    """The textbook softmax: shift by the maximum, exponentiate, normalise.
+
+    Notes
+    -----
+    ``softmax(x)_i = exp(x_i − max x) / Σ_j exp(x_j − max x)``, computed in the input's
+    dtype.
+    """
+    array = np.asarray(x)
+    shifted = array - np.max(array, axis=axis, keepdims=True)
+    exps = np.exp(shifted)
+    result: np.ndarray[Any, Any] = exps / np.sum(exps, axis=axis, keepdims=True)
+    return result
+
+
+def numpy_log_softmax(x: Any, axis: int = -1) -> np.ndarray[Any, Any]:
+    """The textbook log-softmax: ``x − max x − log Σ exp(x − max x)``."""
+    array = np.asarray(x)
+    shifted = array - np.max(array, axis=axis, keepdims=True)
+    result: np.ndarray[Any, Any] = shifted - np.log(
+        np.sum(np.exp(shifted), axis=axis, keepdims=True)
+    )
+    return result
+
+
+def _named(fn: Callable[..., Any], module: str, qualname: str) -> Callable[..., Any]:
+    """Give a wrapper the name the reports show (``scipy.special.softmax(axis=-1)``)."""
+    fn.__module__ = module
+    fn.__qualname__ = fn.__name__ = qualname
+    return fn
+
+
+def _scipy(kind: str) -> Callable[..., Any]:
+    try:
+        import scipy.special
+    except ImportError:
+        raise CheckUsageError("target 'scipy' needs scipy, which is not installed") from None
+    function = scipy.special.log_softmax if kind == "log_softmax" else scipy.special.softmax
+
+    def scipy_softmax(x: Any) -> Any:
+        return function(x, axis=-1)
+
+    return _named(scipy_softmax, "scipy.special", f"{function.__name__}(axis=-1)")
+
+
+def _torch(kind: str) -> Callable[..., Any]:
+    try:
+        import torch
+    except ImportError:
+        raise CheckUsageError("target 'torch' needs torch, which is not installed") from None
+    function = torch.log_softmax if kind == "log_softmax" else torch.softmax
+
+    def torch_softmax(x: Any) -> Any:
+        return function(x, dim=-1)
+
+    return _named(torch_softmax, "torch", f"{function.__name__}(dim=-1)")
+
+
+def _jax(kind: str) -> Callable[..., Any]:
+    try:
+        import jax.nn
+    except ImportError:
+        raise CheckUsageError(
+            "target 'jax' needs jax, which is not installed (pip install jax)"
+        ) from None
+    function = jax.nn.log_softmax if kind == "log_softmax" else jax.nn.softmax
+
+    def jax_softmax(x: Any) -> Any:
+        return function(x, axis=-1)
+
+    return _named(jax_softmax, "jax.nn", f"{function.__name__}(axis=-1)")
+
+
+def builtin(name: str, kind: str = "softmax") -> Target:
+    """A built-in target (``numpy``, ``scipy``, ``torch``, ``jax``) for ``kind``.
+
+    Raises
+    ------
+    CheckUsageError
+        For an unknown name, a kind the built-ins do not provide, or a library that is
+        not installed.
+    """
+    if name not in BUILTIN_TARGETS:
+        raise CheckUsageError(
+            f"unknown built-in target {name!r}; known: {', '.join(BUILTIN_TARGETS)}"
+        )
+    if kind not in ("softmax", "log_softmax"):
+        raise CheckUsageError(
+            f"built-in target {name!r} provides --kind softmax and log_softmax, not {kind!r}; "
+            "pass your own module:function"
+        )
+    label = f"{name} {kind}"
+    if name == "numpy":
+        fn = numpy_log_softmax if kind == "log_softmax" else numpy_softmax
+        return Target(fn, label, "numpy")
+    if name == "scipy":
+        return Target(_scipy(kind), label, "numpy")
+    if name == "torch":
+        return Target(_torch(kind), label, "torch")
+    return Target(_jax(kind), label, "jax")
+
+
+def _import_callable(spec: str) -> Callable[..., Any]:
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise CheckUsageError(
+            f"TARGET must be module:function or one of {', '.join(BUILTIN_TARGETS)}, got {spec!r}"
+        )
+    cwd = os.getcwd()
+    added = cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise CheckUsageError(f"TARGET {spec!r}: cannot import {module_name!r} ({error})") from None
+    except Exception as error:  # the module itself raised while importing
+        raise CheckUsageError(
+            f"TARGET {spec!r}: importing {module_name!r} raised {type(error).__name__}: {error}"
+        ) from None
+    finally:
+        if added:
+            sys.path.remove(cwd)
+    found: Any = module
+    for part in attribute.split("."):
+        try:
+            found = getattr(found, part)
+        except AttributeError:
+            raise CheckUsageError(
+                f"TARGET {spec!r}: module {module_name!r} has no attribute {attribute!r}"
+            ) from None
+    if not callable(found):
+        raise CheckUsageError(f"TARGET {spec!r} is not callable ({type(found).__name__})")
+    return found  # type: ignore[no-any-return]
+
+
+def resolve_target(spec: str, kind: str = "softmax", library: str | None = None) -> Target:
+    """The callable named by ``spec`` and the library whose arrays it takes.
+
+    Parameters
+    ----------
+    spec
+        ``module:function`` or a built-in name.
+    kind
+        The kind checked; picks a built-in's log variant for ``"log_softmax"``.
+    library
+        The array library (``None``: the built-in's own, else numpy).
+
+    Raises
+    ------
+    CheckUsageError
+        For a target that cannot be imported or is not callable, or a library that does
+        not match a built-in.
+    """
+    if library is not None and library not in LIBRARIES:
+        raise CheckUsageError(f"--library must be one of {', '.join(LIBRARIES)}, got {library!r}")
+    if spec in BUILTIN_TARGETS:
+        target = builtin(spec, kind)
+        if library is not None and library != target.library:
+            raise CheckUsageError(
+                f"--library {library} does not fit target {spec!r}, which takes "
+                f"{target.library} arrays"
+            )
+        return target
+    return Target(_import_callable(spec), spec, library or "numpy")

@@ -1,0 +1,61 @@
+"""The oracle: certified references, assertions and a property battery for softmax code.
+
+Three layers (DESIGN.md §5):
+
+1. :func:`reference_softmax`: the certified, correctly rounded softmax or log-softmax of
+   a numpy, torch or jax array, with float64 enclosures.
+2. :func:`assert_softmax_close` (one output against the reference, T12's tolerance) and
+   :func:`check_softmax` (the whole battery against a callable, a :class:`Report`).
+3. Inputs: the fixed suites (:mod:`softmax_dispersion.testing.suites`) and hypothesis
+   strategies (``softmax_dispersion.testing.strategies``, loaded on first use: it needs
+   hypothesis).
+
+Importing this package loads neither torch, jax, python-flint nor hypothesis.
+
+Examples
+--------
+>>> import numpy as np
+>>> from softmax_dispersion.testing import assert_softmax_close, reference_softmax
+>>> x = np.array([0.0, 1.0], dtype=np.float32)
+>>> reference_softmax(x).values.tolist()
+[0.2689414322376251, 0.7310585975646973]
+>>> assert_softmax_close(np.exp(x - 1) / np.exp(x - 1).sum(), x)
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from softmax_dispersion.testing.assertions import assert_softmax_close
+from softmax_dispersion.testing.battery import (
+    KINDS,
+    PropertyResult,
+    Report,
+    SoftmaxCallError,
+    check_softmax,
+)
+from softmax_dispersion.testing.reference import Reference, reference_softmax
+from softmax_dispersion.testing.tolerance import Tolerance
+
+if TYPE_CHECKING:
+    from softmax_dispersion.testing import strategies
+
+__all__ = [
+    "KINDS",
+    "PropertyResult",
+    "Reference",
+    "Report",
+    "SoftmaxCallError",
+    "Tolerance",
+    "assert_softmax_close",
+    "check_softmax",
+    "reference_softmax",
+    "strategies",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "strategies":
+        return import_module("softmax_dispersion.testing.strategies")
+    raise AttributeError(f"module 'softmax_dispersion.testing' has no attribute {name!r}")

@@ -1,0 +1,504 @@
+"""Hypothesis strategies for property tests of softmax implementations.
+
+Every adversarial family has exactly one definition, in
+:mod:`softmax_dispersion.numerics.families`; the strategies here draw the family's
+parameters, build the row with the registered builder, round it to the requested
+``dtype`` and shuffle it.  Import this module only in tests: it is the one module of the
+package that imports ``hypothesis``.
+
+``dtype`` is one of ``"float16"``, ``"bfloat16"``, ``"float32"``, ``"float64"``.  numpy
+has no bfloat16, so ``"bfloat16"`` rows come as ``float32`` arrays whose every value is a
+bfloat16 value (convert with ``torch.from_numpy(row).to(torch.bfloat16)``, exactly).
+
+Examples
+--------
+>>> from hypothesis import given
+>>> from softmax_dispersion.testing.strategies import adversarial_rows, logits
+>>> @given(logits(n=8, dtype="float16", min_value=-30, max_value=30))
+... def test_sums_to_one(row):
+...     assert row.dtype.name == "float16" and row.shape == (8,)
+>>> test_sums_to_one()
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from hypothesis.strategies import SearchStrategy
+
+from softmax_dispersion.numerics.families import (
+    FAMILIES,
+    LONG_UNIFORM_MIN,
+    NON_FINITE_KINDS,
+    OFF_BLOCK_LENGTHS,
+)
+from softmax_dispersion.numerics.rounding import FloatFormat, float_format
+
+__all__ = [
+    "DTYPES",
+    "FAMILY_STRATEGIES",
+    "adversarial_rows",
+    "dip_rows",
+    "geometric_ladder_rows",
+    "huge_magnitude_rows",
+    "logits",
+    "near_tie_rows",
+    "non_finite_rows",
+    "off_block_rows",
+    "sentinel_rows",
+    "spike_rows",
+    "tiny_gap_rows",
+    "two_level_rows",
+    "uniform_rows",
+]
+
+DTYPES = ("float16", "bfloat16", "float32", "float64")
+"""The formats the strategies draw in."""
+
+Row = np.ndarray[Any, Any]
+IntArg = int | SearchStrategy[int]
+
+
+def _format(dtype: str) -> FloatFormat:
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    return float_format(dtype)
+
+
+def _carrier(dtype: str) -> np.dtype[Any]:
+    """The numpy dtype that holds values of ``dtype`` (float32 for bfloat16)."""
+    return np.dtype("float32" if dtype == "bfloat16" else dtype)
+
+
+def _ints(name: str, value: IntArg, minimum: int = 1) -> SearchStrategy[int]:
+    if isinstance(value, SearchStrategy):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum} or a strategy, got {value!r}")
+    return st.just(int(value))
+
+
+def to_dtype(values: Row, dtype: str) -> Row:
+    """Round binary64 ``values`` to ``dtype`` (to nearest, ties to even).
+
+    Values beyond the format's range become ``±inf``.  ``"bfloat16"`` values are
+    returned in a float32 array.
+    """
+    _format(dtype)
+    array = np.asarray(values, dtype=np.float64)
+    if dtype != "bfloat16":
+        with np.errstate(over="ignore"):
+            return array.astype(dtype)
+    with np.errstate(over="ignore"):
+        single = array.astype(np.float32)
+    bits = single.view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    result = rounded.astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(single), single, result)
+
+
+def _finish(values: Row, dtype: str, seed: int) -> Row:
+    """Round to ``dtype`` and shuffle (the families build sorted rows)."""
+    row = to_dtype(values, dtype)
+    return np.random.default_rng(seed).permutation(row)
+
+
+def _seeds() -> SearchStrategy[int]:
+    return st.integers(0, 2**32 - 1)
+
+
+def _build(name: str, **parameters: object) -> Row:
+    row: Row = FAMILIES[name].build(**parameters).to_array()
+    return row
+
+
+def logits(
+    n: IntArg = st.integers(1, 64),  # noqa: B008 - strategies are immutable
+    dtype: str = "float32",
+    min_value: float | None = None,
+    max_value: float | None = None,
+    allow_infinity: bool = False,
+    allow_nan: bool = False,
+    batch: IntArg | None = None,
+) -> SearchStrategy[Row]:
+    """Arrays of logits whose every value is a value of ``dtype``.
+
+    Parameters
+    ----------
+    n
+        The row length: an integer or a strategy of integers (default 1 to 64).
+    dtype
+        ``"float16"``, ``"bfloat16"`` (values in a float32 array), ``"float32"`` or
+        ``"float64"``.
+    min_value, max_value
+        Bounds of the finite values (default: the format's finite range).  They are
+        rounded inwards to ``dtype``.
+    allow_infinity, allow_nan
+        Whether ``±inf`` and NaN may appear.
+    batch
+        ``None`` for 1-D rows of shape ``(n,)``; an integer or a strategy of integers for
+        arrays of shape ``(batch, n)``.
+
+    Returns
+    -------
+    SearchStrategy of numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``dtype``, ``min_value > max_value`` or a bound outside the range.
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> row = find(logits(n=5, dtype="bfloat16", min_value=-1, max_value=1), lambda r: r.max() > 0)
+    >>> row.dtype.name, row.shape, bool(abs(row).max() <= 1)
+    ('float32', (5,), True)
+    """
+    fmt = _format(dtype)
+    low = -fmt.max_finite if min_value is None else float(min_value)
+    high = fmt.max_finite if max_value is None else float(max_value)
+    if math.isnan(low) or math.isnan(high) or low > high:
+        raise ValueError(f"min_value must be <= max_value, got {min_value} and {max_value}")
+    if max(abs(low), abs(high)) > fmt.max_finite:
+        raise ValueError(f"min_value and max_value must lie within the range of {dtype}")
+    lengths = _ints("n", n)
+    shape: SearchStrategy[tuple[int, ...]]
+    if batch is None:
+        shape = lengths.map(lambda k: (k,))
+    else:
+        shape = st.tuples(_ints("batch", batch), lengths)
+    if dtype == "bfloat16":
+        return _bfloat16_arrays(shape, low, high, allow_infinity, allow_nan)
+    elements = st.floats(
+        min_value=low,
+        max_value=high,
+        allow_nan=False,
+        allow_infinity=False,
+        allow_subnormal=True,
+        width=16 if dtype == "float16" else 32 if dtype == "float32" else 64,
+    )
+    elements = _with_specials(elements, allow_infinity, allow_nan)
+    return shape.flatmap(lambda s: hnp.arrays(np.dtype(dtype), s, elements=elements))
+
+
+def _with_specials(
+    elements: SearchStrategy[float], allow_infinity: bool, allow_nan: bool
+) -> SearchStrategy[float]:
+    specials = [
+        *([math.inf, -math.inf] if allow_infinity else []),
+        *([math.nan] if allow_nan else []),
+    ]
+    if specials:
+        return st.one_of(elements, st.sampled_from(specials))
+    return elements
+
+
+def _bfloat16_arrays(
+    shape: SearchStrategy[tuple[int, ...]],
+    low: float,
+    high: float,
+    allow_infinity: bool,
+    allow_nan: bool,
+) -> SearchStrategy[Row]:
+    # Round the bounds inwards, then draw float32 values and round them to bfloat16,
+    # clamping any that rounded past a bound back to it.
+    lo, hi = (float(v) for v in to_dtype(np.array([low, high]), "bfloat16"))
+    if lo < low:
+        lo = _bf16_step(lo, up=True)
+    if hi > high:
+        hi = _bf16_step(hi, up=False)
+    if lo > hi:
+        raise ValueError(f"no bfloat16 value lies in [{low}, {high}]")
+    elements = st.floats(min_value=lo, max_value=hi, width=32).map(
+        lambda v: float(np.clip(to_dtype(np.array([v]), "bfloat16")[0], lo, hi))
+    )
+    elements = _with_specials(elements, allow_infinity, allow_nan)
+    return shape.flatmap(lambda s: hnp.arrays(np.float32, s, elements=elements))
+
+
+def _bf16_step(value: float, *, up: bool) -> float:
+    """The next bfloat16 value above (``up``) or below ``value`` (a bfloat16 value)."""
+    bits = int(np.array([value], dtype=np.float32).view(np.uint32)[0])
+    positive = value > 0 or (value == 0 and up)
+    if value == 0:
+        return float(np.array([0x00010000], dtype=np.uint32).view(np.float32)[0]) * (
+            1 if up else -1
+        )
+    step = 0x10000 if positive == up else -0x10000
+    return float(np.array([bits + step], dtype=np.uint32).view(np.float32)[0])
+
+
+def _spread(max_delta: float) -> SearchStrategy[float]:
+    return st.one_of(st.just(0.0), st.floats(2.0**-6, max_delta))
+
+
+def _floors(dtype: str, bound: float = 100.0) -> SearchStrategy[float]:
+    return st.floats(-bound, bound).map(lambda v: float(to_dtype(np.array([v]), dtype)[0]))
+
+
+@st.composite
+def _spike(draw: Any, name: str, n: IntArg, dtype: str, max_delta: float) -> Row:
+    length = draw(_ints("n", n))
+    values = _build(name, n=length, delta=draw(_spread(max_delta)), low=draw(_floors(dtype)))
+    return _finish(values, dtype, draw(_seeds()))
+
+
+def spike_rows(
+    n: IntArg = st.integers(2, 256),  # noqa: B008
+    dtype: str = "float32",
+    max_delta: float = 20.0,
+) -> SearchStrategy[Row]:
+    """One logit ``δ`` above the other ``n − 1`` (family ``spike``), shuffled.
+
+    Parameters
+    ----------
+    n
+        Row length, an integer or a strategy (default 2 to 256).
+    dtype
+        The format of the values.
+    max_delta
+        Largest spread drawn; the floor is drawn in ``[−100, 100]``.
+    """
+    _format(dtype)
+    return _spike("spike", n, dtype, max_delta)
+
+
+def dip_rows(
+    n: IntArg = st.integers(2, 256),  # noqa: B008
+    dtype: str = "float32",
+    max_delta: float = 20.0,
+) -> SearchStrategy[Row]:
+    """One logit ``δ`` below the other ``n − 1`` (family ``dip``), shuffled."""
+    _format(dtype)
+    return _spike("dip", n, dtype, max_delta)
+
+
+def two_level_rows(
+    n: IntArg = st.integers(2, 256),  # noqa: B008
+    dtype: str = "float32",
+    max_delta: float = 20.0,
+) -> SearchStrategy[Row]:
+    """``k`` logits ``δ`` above the other ``n − k`` (family ``two_level``), shuffled."""
+    _format(dtype)
+
+    @st.composite
+    def rows(draw: Any) -> Row:
+        length = draw(_ints("n", n))
+        values = _build(
+            "two_level",
+            n=length,
+            k_high=draw(st.integers(1, length)),
+            delta=draw(_spread(max_delta)),
+            low=draw(_floors(dtype)),
+        )
+        return _finish(values, dtype, draw(_seeds()))
+
+    return rows()
+
+
+def near_tie_rows(
+    n: IntArg = st.integers(2, 256),  # noqa: B008
+    dtype: str = "float32",
+) -> SearchStrategy[Row]:
+    """Logits at 1 and 1 + g ulps of ``dtype`` (family ``near_ties``)."""
+    _format(dtype)
+
+    @st.composite
+    def rows(draw: Any) -> Row:
+        values = _build(
+            "near_ties",
+            n=draw(_ints("n", n)),
+            gap_ulps=draw(st.integers(1, 4)),
+            dtype=dtype,
+            seed=draw(_seeds()),
+        )
+        return _finish(values, dtype, draw(_seeds()))
+
+    return rows()
+
+
+def geometric_ladder_rows(
+    n: IntArg = st.integers(2, 256),  # noqa: B008
+    dtype: str = "float32",
+) -> SearchStrategy[Row]:
+    """Logits ``−k·log r`` (family ``geometric_ladder``), shuffled."""
+    _format(dtype)
+
+    @st.composite
+    def rows(draw: Any) -> Row:
+        values = _build("geometric_ladder", n=draw(_ints("n", n)), ratio=draw(st.floats(1.0, 16.0)))
+        return _finish(values, dtype, draw(_seeds()))
+
+    return rows()
+
+
+def huge_magnitude_rows(
+    n: IntArg = st.integers(2, 256),  # noqa: B008
+    dtype: str = "float32",
+) -> SearchStrategy[Row]:
+    """Random logits of magnitude 1e4 up to the format's range (family ``huge_magnitude``)."""
+    fmt = _format(dtype)
+    top = min(1e300, fmt.max_finite / 2)
+
+    @st.composite
+    def rows(draw: Any) -> Row:
+        scale = draw(st.floats(1e4, top))
+        values = _build("huge_magnitude", n=draw(_ints("n", n)), scale=scale, seed=draw(_seeds()))
+        return _finish(values, dtype, draw(_seeds()))
+
+    return rows()
+
+
+def sentinel_rows(
+    n: IntArg = st.integers(1, 256),  # noqa: B008
+    dtype: str = "float32",
+) -> SearchStrategy[Row]:
+    """Every logit at or below −5e4: masks written as a finite sentinel (``sentinel_floor``)."""
+    fmt = _format(dtype)
+    deepest = -min(1e6, fmt.max_finite - 64)
+
+    @st.composite
+    def rows(draw: Any) -> Row:
+        values = _build(
+            "sentinel_floor",
+            n=draw(_ints("n", n)),
+            floor=draw(st.floats(deepest, -5e4)),
+            seed=draw(_seeds()),
+            width=draw(st.floats(0.0, 8.0)),
+            dtype=dtype,
+        )
+        return _finish(values, dtype, draw(_seeds()))
+
+    return rows()
+
+
+def tiny_gap_rows(
+    n: IntArg = st.integers(2, 256),  # noqa: B008
+    dtype: str = "float32",
+) -> SearchStrategy[Row]:
+    """Consecutive values of ``dtype``, 1 ulp apart (family ``tiny_gaps``), shuffled."""
+    _format(dtype)
+
+    @st.composite
+    def rows(draw: Any) -> Row:
+        values = _build(
+            "tiny_gaps", n=draw(_ints("n", n)), dtype=dtype, start=draw(_floors(dtype, 10.0))
+        )
+        return _finish(values, dtype, draw(_seeds()))
+
+    return rows()
+
+
+def uniform_rows(
+    n: IntArg = st.integers(LONG_UNIFORM_MIN, 8192),  # noqa: B008
+    dtype: str = "float16",
+) -> SearchStrategy[Row]:
+    """``n >= 2049`` equal logits, where 16-bit sums stall (family ``long_uniform``)."""
+    _format(dtype)
+
+    @st.composite
+    def rows(draw: Any) -> Row:
+        value = draw(_floors(dtype))
+        return _finish(_build("long_uniform", n=draw(_ints("n", n)), value=value), dtype, 0)
+
+    return rows()
+
+
+def off_block_rows(
+    n: IntArg = st.sampled_from(OFF_BLOCK_LENGTHS),  # noqa: B008
+    dtype: str = "float32",
+) -> SearchStrategy[Row]:
+    """Random rows of lengths off the kernel block sizes (family ``off_block``)."""
+    _format(dtype)
+
+    @st.composite
+    def rows(draw: Any) -> Row:
+        values = _build(
+            "off_block",
+            n=draw(_ints("n", n)),
+            seed=draw(_seeds()),
+            scale=draw(st.floats(0.125, 16.0)),
+            dtype=dtype,
+        )
+        return _finish(values, dtype, draw(_seeds()))
+
+    return rows()
+
+
+def non_finite_rows(
+    n: IntArg = st.integers(2, 64),  # noqa: B008
+    dtype: str = "float32",
+    kinds: tuple[str, ...] = NON_FINITE_KINDS,
+) -> SearchStrategy[Row]:
+    """Rows with ``+inf``, NaN or ``−inf`` entries: ``plus_inf``, ``minus_inf_row``, ``nan``,
+    ``masked`` (policy cases, see the oracle's non-finite policies)."""
+    _format(dtype)
+    unknown = sorted(set(kinds) - set(NON_FINITE_KINDS))
+    if unknown or not kinds:
+        raise ValueError(f"kinds must be among {', '.join(NON_FINITE_KINDS)}, got {kinds!r}")
+
+    @st.composite
+    def rows(draw: Any) -> Row:
+        kind = draw(st.sampled_from(kinds))
+        length = max(draw(_ints("n", n)), FAMILIES[kind].min_n)
+        return _finish(_build(kind, n=length), dtype, draw(_seeds()))
+
+    return rows()
+
+
+FAMILY_STRATEGIES: dict[str, Callable[..., SearchStrategy[Row]]] = {
+    "dip": dip_rows,
+    "geometric_ladder": geometric_ladder_rows,
+    "huge_magnitude": huge_magnitude_rows,
+    "long_uniform": uniform_rows,
+    "near_ties": near_tie_rows,
+    "off_block": off_block_rows,
+    "sentinel_floor": sentinel_rows,
+    "spike": spike_rows,
+    "tiny_gaps": tiny_gap_rows,
+    "two_level": two_level_rows,
+    **{kind: partial(non_finite_rows, kinds=(kind,)) for kind in NON_FINITE_KINDS},
+}
+"""The strategy of each family of :data:`~softmax_dispersion.numerics.families.FAMILIES`
+(the non-finite kinds are :func:`non_finite_rows` bound to one kind)."""
+
+
+def adversarial_rows(dtype: str = "float32", *, non_finite: bool = False) -> SearchStrategy[Row]:
+    """A row of any adversarial family, in ``dtype``.
+
+    Parameters
+    ----------
+    dtype
+        The format of the values.
+    non_finite
+        Also draw the rows with ``±inf`` and NaN (policy cases).
+
+    Returns
+    -------
+    SearchStrategy of numpy.ndarray
+        1-D rows; the long uniform rows only for 16-bit formats, where they matter.
+    """
+    _format(dtype)
+    strategies = [
+        spike_rows(dtype=dtype),
+        dip_rows(dtype=dtype),
+        two_level_rows(dtype=dtype),
+        near_tie_rows(dtype=dtype),
+        geometric_ladder_rows(dtype=dtype),
+        huge_magnitude_rows(dtype=dtype),
+        sentinel_rows(dtype=dtype),
+        tiny_gap_rows(dtype=dtype),
+        off_block_rows(dtype=dtype),
+    ]
+    if dtype in ("float16", "bfloat16"):
+        strategies.append(uniform_rows(n=st.integers(LONG_UNIFORM_MIN, 4096), dtype=dtype))
+    if non_finite:
+        strategies.append(non_finite_rows(dtype=dtype))
+    return st.one_of(strategies)

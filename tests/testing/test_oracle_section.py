@@ -1,0 +1,56 @@
+"""The main job's oracle section: every installed library against the oracle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from softmax_dispersion import _check, _oracle_section
+from softmax_dispersion.reproduce import SECTIONS
+
+pytestmark = pytest.mark.needs_core
+
+
+def test_registered_after_numerics() -> None:
+    names = [section.__name__ for section in SECTIONS]
+    assert names.index("_oracle_section") == names.index("_numerics_section") + 1
+
+
+def test_installed_targets_always_include_numpy() -> None:
+    targets = _oracle_section.installed_targets()
+    assert targets[0] == "numpy" and set(targets) <= set(_oracle_section.ORACLE_TARGETS)
+
+
+def test_numpy_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_oracle_section, "installed_targets", lambda: ["numpy"])
+    section = _oracle_section.oracle_section(tmp_path)
+    assert section.name == "oracle" and section.passed, section.table
+    assert [(c["library"], c["kind"]) for c in section.data["checks"]] == [
+        ("numpy", "softmax"),
+        ("numpy", "log_softmax"),
+    ]
+    assert "numpy    softmax" in section.table and "pass" in section.table
+    assert section.data["checks"][0]["report"]["passed"] is True
+    assert "## Oracle" in section.markdown
+
+
+def test_a_failing_library_fails_the_section(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def sloppy(x: Any) -> Any:
+        return np.asarray(_check.numpy_softmax(x) * (1 + 1e-3), dtype=np.asarray(x).dtype)
+
+    real = _check.builtin
+
+    def builtin(name: str, kind: str = "softmax") -> _check.Target:
+        target = real(name, kind)
+        return _check.Target(sloppy, target.name, target.library) if kind == "softmax" else target
+
+    monkeypatch.setattr(_oracle_section, "installed_targets", lambda: ["numpy"])
+    monkeypatch.setattr(_check, "builtin", builtin)
+    section = _oracle_section.oracle_section(tmp_path)
+    assert not section.passed
+    assert "FAIL" in section.table and section.summary.startswith("1/2")
