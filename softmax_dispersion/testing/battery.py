@@ -50,7 +50,7 @@ import json
 import math
 import time
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
@@ -733,6 +733,7 @@ def check_softmax(
     suites: Iterable[str] | None = None,
     seed: int = 0,
     tolerance: object = None,
+    policies: Mapping[str, str] | None = None,
 ) -> Report:
     """Run the property battery against ``fn`` and report every property per dtype.
 
@@ -759,6 +760,10 @@ def check_softmax(
         The accuracy model: ``None`` (T12 with pairwise summation), ``"recursive"``
         (T12 with ``γ_{n−1}``: any summation order, e.g. a sequential loop), a number of
         ULPs or a :class:`~softmax_dispersion.testing.Tolerance`.
+    policies
+        Non-finite policies to *require*, e.g. ``{"all -inf row": "zeros"}``: keys and
+        values as in :attr:`Report.policies`.  A different observed policy is then a
+        failure of the ``policy`` property; without this, policies are only reported.
 
     Returns
     -------
@@ -834,5 +839,21 @@ def check_softmax(
             report.policies[key] = values.pop()
         else:
             report.policies[key] = "; ".join(f"{d}: {v}" for d, v in by_dtype.items())
+    for key, wanted in (policies or {}).items():
+        if key not in POLICY_ROWS:
+            raise ValueError(f"unknown policy {key!r}; known: {', '.join(POLICY_ROWS)}")
+        for dtype, observed in seen.get(key, {}).items():
+            failed = observed != wanted
+            report.results.append(
+                PropertyResult(
+                    property="policy",
+                    dtype=dtype,
+                    cases=1,
+                    failures=int(failed),
+                    max_ulp=0.0,
+                    worst_input=key,
+                    message=f"policy: {key} → {observed}, required {wanted}" if failed else "ok",
+                )
+            )
     report.seconds = time.perf_counter() - start
     return report

@@ -142,3 +142,19 @@ def test_full_numpy_check_is_fast() -> None:
     assert report.passed
     assert time.perf_counter() - start < 60
     assert {r.dtype for r in report.results} == {"float16", "float32", "float64"}
+
+
+def test_a_required_policy_turns_a_different_one_into_a_failure() -> None:
+    import numpy as np
+
+    from softmax_dispersion.testing import check_softmax
+
+    def textbook(x):  # type: ignore[no-untyped-def]
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    kwargs = {"dtypes": ["float64"], "suites": ["bad_inputs"]}
+    assert check_softmax(textbook, policies={"all -inf row": "NaN row"}, **kwargs).passed
+    report = check_softmax(textbook, policies={"all -inf row": "zeros"}, **kwargs)
+    assert not report.passed
+    assert any("required zeros" in r.message for r in report.results)
