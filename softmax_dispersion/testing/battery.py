@@ -28,7 +28,8 @@ Properties, each reported per dtype (cases, failures, max ULP error, worst input
     The output has the input's dtype (a wrong *shape* raises :class:`SoftmaxCallError`).
 
 Non-finite inputs (``+inf``, a row of only ``−inf``, NaN, NaN among masked entries) are
-*policies*: what the callable returns is named in :attr:`Report.policies`, never failed.
+*policies*: what the callable returns is named in :attr:`Report.policies`, and fails only
+when the caller requires a different one (``policies=``).
 
 For ``"ssmax"`` the reference is ``softmax(s·log(n)·x)`` with ``s·log n`` exact, and
 the tolerance charges the computed ``β = s·log n`` a relative error of ``6u`` (a 2-ulp
