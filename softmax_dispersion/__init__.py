@@ -6,8 +6,14 @@ softmax coefficient to Θ(1/n)) into executable evidence.  Its layers:
 :mod:`softmax_dispersion.theory`
     The theorem and its consequences (claims T1–T12) as machine-checked proofs, and
     every formula exported once for the other layers.
+:mod:`softmax_dispersion.numerics`
+    Certified softmax on logit sequences of any length, adversarial families, and the
+    theory's bounds held against the numbers.
+:mod:`softmax_dispersion.testing`
+    The test oracle for other libraries' softmax implementations (and its pytest plugin).
 
-Importing this package is cheap: the layers load on first use.
+Importing this package is cheap: the layers load on first use, and none of them imports
+torch, jax or python-flint unless asked to.
 """
 
 from __future__ import annotations
@@ -15,14 +21,16 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["__version__", "theory"]
+__all__ = ["__version__", "numerics", "testing", "theory"]
 __version__ = "0.1.0"
 
+_LAYERS = ("numerics", "testing", "theory")
+
 if TYPE_CHECKING:
-    from softmax_dispersion import theory
+    from softmax_dispersion import numerics, testing, theory
 
 
 def __getattr__(name: str) -> Any:
-    if name == "theory":
-        return import_module("softmax_dispersion.theory")
+    if name in _LAYERS:
+        return import_module(f"softmax_dispersion.{name}")
     raise AttributeError(f"module 'softmax_dispersion' has no attribute {name!r}")
