@@ -7,10 +7,18 @@ import sys
 
 import pytest
 
-HEAVY = ("torch", "jax", "flint", "matplotlib")
+HEAVY = ("torch", "jax", "flint", "matplotlib", "hypothesis")
 
 
-@pytest.mark.parametrize("module", ["softmax_dispersion", "softmax_dispersion.theory"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "softmax_dispersion",
+        "softmax_dispersion.theory",
+        "softmax_dispersion.numerics",
+        "softmax_dispersion.testing",
+    ],
+)
 def test_import_is_light(module: str) -> None:
     code = f"import sys, {module}; print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
