@@ -47,6 +47,7 @@ the allowance of its first softmax and ``L_j = −log(p_j + 10⁻⁹)``, so its 
 from __future__ import annotations
 
 import builtins
+import functools
 import json
 import math
 import time
@@ -462,8 +463,9 @@ def _compare_block(
     what: str,
     rows: F64,
     shift: float = 0.0,
+    log: bool = False,
 ) -> None:
-    result = compare(actual, expected, allowed, dtype)
+    result = compare(actual, expected, allowed, dtype, log=log)
     bad_rows = result.bad.any(axis=-1)
     r, c = result.worst
     with np.errstate(all="ignore"):
@@ -599,6 +601,7 @@ def _check_dtype(
 ) -> dict[str, _Tally]:
     tallies = {prop: _Tally() for prop in PROPERTIES}
     log = kind == "log_softmax"
+    judge = functools.partial(_compare_block, log=log)
     rng = np.random.default_rng(seed + 7)
     shifts = (64.0, -64.0) if dtype == "float16" else (64.0, -64.0, 1000.0)
 
@@ -633,9 +636,7 @@ def _check_dtype(
         )
         ref = _reference(exact, kind, dtype, s)
         allowed = allowance(exact, ref)
-        _compare_block(
-            tallies["accuracy"], case, dtype, seed, out, ref.values, allowed, "reference", exact
-        )
+        judge(tallies["accuracy"], case, dtype, seed, out, ref.values, allowed, "reference", exact)
 
         # row sums
         with np.errstate(all="ignore"):
@@ -682,7 +683,7 @@ def _check_dtype(
             for shift in shifts:
                 shifted, out_s, _ = run(case.rows + shift, f"{case.name} + {shift}")
                 ref_s = _reference(shifted, kind, dtype, s)
-                _compare_block(
+                judge(
                     tallies["shift_invariance"],
                     case,
                     dtype,
@@ -696,7 +697,7 @@ def _check_dtype(
                 )
             perm = rng.permutation(n)
             _, out_p, _ = run(exact[:, perm], f"{case.name} permuted")
-            _compare_block(
+            judge(
                 tallies["permutation"],
                 case,
                 dtype,
@@ -710,7 +711,7 @@ def _check_dtype(
         if exact.shape[0] >= 2 and n >= 2:
             for r in range(2):
                 _, alone, _ = run(exact[r : r + 1], f"{case.name} row {r} alone")
-                _compare_block(
+                judge(
                     tallies["batch_independence"],
                     case,
                     dtype,

@@ -6,12 +6,19 @@ import importlib
 import importlib.util
 import json
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from softmax_dispersion._check import KIND_NAMES, numpy_log_softmax, numpy_softmax, resolve_target
+from softmax_dispersion._check import (
+    KIND_NAMES,
+    CheckUsageError,
+    numpy_log_softmax,
+    numpy_softmax,
+    resolve_target,
+)
 from softmax_dispersion.cli import main
 
 
@@ -78,7 +85,11 @@ def test_kind_names_mirror_the_oracle() -> None:
 def test_builtins_resolve_with_their_library() -> None:
     assert resolve_target("numpy").library == "numpy"
     assert resolve_target("scipy", "log_softmax").library == "numpy"
-    assert resolve_target("torch").library == "torch"
+    if find_spec("torch") is not None:
+        assert resolve_target("torch").library == "torch"
+    else:
+        with pytest.raises(CheckUsageError, match="needs torch"):
+            resolve_target("torch")
     x = np.array([0.0, np.log(3.0)])
     assert np.allclose(resolve_target("scipy").fn(x), [0.25, 0.75])
     assert np.allclose(resolve_target("numpy", "log_softmax").fn(x), np.log([0.25, 0.75]))
