@@ -6,13 +6,9 @@ their false uses are tested in ``test_kernel``."""
 
 from __future__ import annotations
 
-import ast
-import doctest
-import itertools
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import mpmath
@@ -334,37 +330,3 @@ def test_numpy_and_mpmath_evaluators_agree(name: str) -> None:
 # --------------------------------------------------------------------------------------
 # Documentation: every export has Notes and Examples, and the attribute docstrings'
 # examples run.
-
-
-def _attribute_docstrings() -> dict[str, str]:
-    tree = ast.parse(Path(entropy.__file__).read_text(encoding="utf-8"))
-    found: dict[str, str] = {}
-    body = tree.body
-    for node, following in itertools.pairwise(body):
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and isinstance(following, ast.Expr)
-            and isinstance(following.value, ast.Constant)
-            and isinstance(following.value.value, str)
-        ):
-            found[node.targets[0].id] = following.value.value
-    return found
-
-
-@pytest.mark.parametrize("name", entropy.__all__)
-def test_every_export_has_notes_and_examples(name: str) -> None:
-    obj = getattr(entropy, name)
-    doc = obj.__doc__ if isinstance(obj, type) else _attribute_docstrings()[name]
-    assert doc is not None
-    assert "Notes\n" in doc and "Examples\n" in doc and ">>> " in doc
-
-
-@pytest.mark.parametrize("name", sorted(_attribute_docstrings()))
-def test_attribute_docstring_examples_run(name: str) -> None:
-    doc = _attribute_docstrings()[name]
-    test = doctest.DocTestParser().get_doctest(doc, {}, name, entropy.__file__, 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0

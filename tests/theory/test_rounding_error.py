@@ -6,11 +6,8 @@ and their false uses are tested in ``test_kernel``."""
 
 from __future__ import annotations
 
-import ast
 import doctest
-import itertools
 import math
-from pathlib import Path
 from typing import Any
 
 import mpmath
@@ -279,40 +276,6 @@ def test_numpy_and_mpmath_evaluators_agree() -> None:
 def test_doctests() -> None:
     result = doctest.testmod(rounding_error, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 5
-
-
-def _attribute_docstrings() -> dict[str, str]:
-    """The string literal following each module-level assignment (Sphinx's attribute docs)."""
-    tree = ast.parse(Path(rounding_error.__file__).read_text(encoding="utf-8"))
-    found: dict[str, str] = {}
-    for node, following in itertools.pairwise(tree.body):
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and isinstance(following, ast.Expr)
-            and isinstance(following.value, ast.Constant)
-            and isinstance(following.value.value, str)
-        ):
-            found[node.targets[0].id] = following.value.value
-    return found
-
-
-@pytest.mark.parametrize("name", sorted(set(rounding_error.__all__) - {"T12"}))
-def test_exports_have_notes_and_examples(name: str) -> None:
-    obj = getattr(rounding_error, name)
-    doc = obj.__doc__ if isinstance(obj, type) else _attribute_docstrings()[name]
-    assert doc is not None
-    assert "Notes\n" in doc and "Examples\n" in doc and ">>> " in doc
-
-
-@pytest.mark.parametrize("name", sorted(_attribute_docstrings()))
-def test_attribute_docstring_examples_run(name: str) -> None:
-    doc = _attribute_docstrings()[name]
-    test = doctest.DocTestParser().get_doctest(doc, {}, name, rounding_error.__file__, 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    runner.run(test)
-    assert runner.failures == 0
 
 
 # --------------------------------------------------------------------------------------
