@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,117 +100,9 @@ def _prepare(out: Path) -> None:
 
 
 def _theory_section(out: Path) -> Section:
-    from softmax_dispersion.theory import check
-    from softmax_dispersion.theory._report import format_result, summary_table
-    from softmax_dispersion.theory.certificate import build_certificate
+    from softmax_dispersion._theory_section import theory_section
 
-    start = time.perf_counter()
-    results = check()
-    certificate = build_certificate(results)
-    (out / "certificate.json").write_text(json.dumps(certificate, indent=2) + "\n")
-    figures = _theory_figures(out / "figures")
-    verified = sum(r.verified for r in results)
-    derivations = "\n\n".join(format_result(r) for r in results)
-    markdown = "\n".join(
-        [
-            "## Theory: machine-checked claims",
-            "",
-            "```text",
-            summary_table(results),
-            "```",
-            "",
-            *(f"![{name}](figures/{name})" for name in figures),
-            "",
-            "<details><summary>Every step of every proof</summary>",
-            "",
-            "```text",
-            derivations,
-            "```",
-            "",
-            "</details>",
-        ]
-    )
-    return Section(
-        name="theory",
-        passed=verified == len(results),
-        summary=f"{verified}/{len(results)} claims verified",
-        markdown=markdown,
-        data={"claims": [r.to_dict() for r in results], "tools": certificate["tools"]},
-        figures=figures,
-        seconds=time.perf_counter() - start,
-        table=summary_table(results),
-    )
-
-
-def _theory_figures(folder: Path) -> list[str]:
-    """Plot the exported formulas; returns the file names (none without matplotlib)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return []
-    import numpy as np
-
-    from softmax_dispersion.theory.adaptive_temperature import (
-        adaptive_constants,
-        adaptive_inverse_temperature,
-    )
-    from softmax_dispersion.theory.dispersion import dispersion_upper, paper_upper
-    from softmax_dispersion.theory.dispersion_size import dispersion_size
-
-    sizes = np.logspace(0, 7, 400)
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for spread in (1.0, 3.0, 5.0, 10.0):
-        line = ax.loglog(
-            sizes, dispersion_upper.numpy(sizes, spread, 1.0), label=f"δ/θ = {spread:g}"
-        )
-        ax.loglog(
-            sizes,
-            np.minimum(paper_upper.numpy(sizes, spread, 1.0), 1.0),
-            ":",
-            color=line[0].get_color(),
-        )
-        n_star = float(dispersion_size.numpy(0.01, spread, 1.0))
-        ax.plot([n_star], [0.01], "o", color=line[0].get_color())
-    ax.axhline(0.01, color="grey", lw=0.8)
-    ax.set(
-        xlabel="n (number of logits)",
-        ylabel="largest possible coefficient",
-        title="T1: c/(c+n−1) (solid), e^{δ/θ}/n (dotted); dots: n*(ε = 0.01)",
-    )
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(folder / "dispersion_bound.png", dpi=120)
-    plt.close(fig)
-
-    constants = adaptive_constants()
-    entropies = np.linspace(0.0, 8.0, 800)
-    beta = np.asarray(adaptive_inverse_temperature.numpy(entropies), dtype=float)
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    ax.plot(entropies, beta, label="β(H)")
-    for edge in (constants.sharpening_starts, constants.sharpening_ends):
-        ax.axvline(float(edge), color="grey", ls="--", lw=0.8)
-    ax.plot(
-        [float(constants.peak_entropy)],
-        [float(constants.max_inverse_temperature)],
-        "o",
-        label=f"β_max ≈ {float(constants.max_inverse_temperature):.4f}",
-    )
-    ax.set(
-        xlabel="entropy H (nats)",
-        ylabel="inverse temperature β",
-        title=(
-            "T11: adaptive temperature sharpens only for "
-            f"{float(constants.sharpening_starts):.3f} < H < {float(constants.sharpening_ends):.3f}"
-        ),
-    )
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(folder / "adaptive_temperature.png", dpi=120)
-    plt.close(fig)
-    return ["dispersion_bound.png", "adaptive_temperature.png"]
+    return theory_section(out)
 
 
 def _numerics_section(out: Path) -> Section:
