@@ -11,6 +11,8 @@ softmax coefficient to Θ(1/n)) into executable evidence.  Its layers:
     theory's bounds held against the numbers.
 :mod:`softmax_dispersion.testing`
     The test oracle for other libraries' softmax implementations (and its pytest plugin).
+:mod:`softmax_dispersion.empirical`
+    Attention heads trained on max retrieval, held to T1 on every measured row (torch).
 
 Importing this package is cheap: the layers load on first use, and none of them imports
 torch, jax or python-flint unless asked to.
@@ -21,13 +23,13 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["__version__", "numerics", "testing", "theory"]
+__all__ = ["__version__", "empirical", "numerics", "testing", "theory"]
 __version__ = "0.1.0"
 
-_LAYERS = ("numerics", "testing", "theory")
+_LAYERS = ("empirical", "numerics", "testing", "theory")
 
 if TYPE_CHECKING:
-    from softmax_dispersion import numerics, testing, theory
+    from softmax_dispersion import empirical, numerics, testing, theory
 
 
 def __getattr__(name: str) -> Any:

@@ -377,6 +377,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--s", type=float, metavar="S", help="SSMax scale (needed by --kind ssmax)")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.set_defaults(run=_run_check)
+
+    from softmax_dispersion._experiment import add_parsers
+
+    add_parsers(commands)
     return parser
 
 
@@ -384,9 +388,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    from softmax_dispersion._experiment import ExperimentUsageError
+
     try:
         status: int = args.run(args)
-    except UsageError as error:
+    except (UsageError, ExperimentUsageError) as error:
         print(f"softmax-dispersion {args.command}: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

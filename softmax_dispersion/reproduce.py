@@ -16,7 +16,9 @@ writes into ``DIR``:
 The sections: ``theory`` (every claim checked), ``numerics`` (a certification sweep
 from n = 16 to 10**18, T4's dispersion size and T10's length-scaling regimes) and
 ``oracle`` (the oracle's battery against every installed softmax library: numpy's
-textbook softmax, scipy, torch, jax).
+textbook softmax, scipy, torch, jax) and, when torch is installed, ``empirical`` (the
+max-retrieval experiment's quick preset in ``DIR/max-retrieval``: trained attention heads
+held to T1 on every test row; skipped with a note without torch).
 """
 
 from __future__ import annotations
@@ -117,10 +119,17 @@ def _oracle_section(out: Path) -> Section:
     return oracle_section(out)
 
 
+def _empirical_section(out: Path) -> Section:
+    from softmax_dispersion._empirical_section import empirical_section
+
+    return empirical_section(out)
+
+
 SECTIONS: tuple[Callable[[Path], Section], ...] = (
     _theory_section,
     _numerics_section,
     _oracle_section,
+    _empirical_section,
 )
 """The layers the main job runs, in order."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -10,7 +11,22 @@ import pytest
 from softmax_dispersion.cli import main
 
 
-def test_reproduce_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture
+def small_experiment(monkeypatch: pytest.MonkeyPatch) -> bool:
+    """With torch, the empirical section runs a tiny version of the quick preset."""
+    if importlib.util.find_spec("torch") is None:
+        return False
+    from softmax_dispersion import _empirical_section
+    from softmax_dispersion.empirical import preset
+
+    tiny = preset("quick", steps=30, width=16, sizes=(16, 64), seeds=2, test_sets=32)
+    monkeypatch.setattr(_empirical_section, "section_config", lambda: tiny)
+    return True
+
+
+def test_reproduce_writes_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], small_experiment: bool
+) -> None:
     out = tmp_path / "report"
     assert main(["reproduce", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -18,7 +34,16 @@ def test_reproduce_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "18/18 sweep checks hold" in printed
     report = json.loads((out / "report.json").read_text())
     assert report["passed"] is True
-    assert [s["name"] for s in report["sections"]] == ["theory", "numerics", "oracle"]
+    names = ["theory", "numerics", "oracle", "empirical"]
+    assert [s["name"] for s in report["sections"]] == names
+    empirical = report["sections"][3]
+    assert empirical["passed"] is True
+    if small_experiment:
+        assert empirical["data"]["summary"]["bound"]["softmax"]["violations"] == 0
+        assert (out / "max-retrieval" / "metrics.json").is_file()
+        assert "max-retrieval/figures/" in (out / "report.md").read_text()
+    else:
+        assert empirical["summary"].startswith("skipped: torch is not installed")
     oracle = report["sections"][2]
     assert oracle["passed"] is True
     assert {(c["library"], c["kind"]) for c in oracle["data"]["checks"]} >= {

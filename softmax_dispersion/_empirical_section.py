@@ -1,0 +1,95 @@
+"""The main job's empirical section: the max-retrieval experiment's quick preset."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from softmax_dispersion.empirical import ExperimentConfig
+    from softmax_dispersion.reproduce import Section
+
+RUN_FOLDER = "max-retrieval"
+"""The experiment's run folder inside the report folder."""
+SKIP_NOTE = (
+    "skipped: torch is not installed (pip install 'softmax-dispersion[empirical]' "
+    "runs the max-retrieval experiment here)"
+)
+
+
+def section_config() -> ExperimentConfig:
+    """The configuration the main job runs: the quick preset."""
+    from softmax_dispersion.empirical import preset
+
+    return preset("quick")
+
+
+def empirical_section(out: Path) -> Section:
+    """Run ``experiment max-retrieval --preset quick`` into ``out/max-retrieval``.
+
+    Without torch the section is skipped with a note and passes (nothing was claimed).
+    It fails when any measured attention row violates T1.
+    """
+    from softmax_dispersion.reproduce import Section
+
+    start = time.perf_counter()
+    if importlib.util.find_spec("torch") is None:
+        markdown = f"## Empirical: max retrieval\n\n{SKIP_NOTE}.\n"
+        return Section("empirical", True, SKIP_NOTE, markdown, {"skipped": True})
+
+    from softmax_dispersion._experiment import _accuracy_table
+    from softmax_dispersion.empirical import run_experiment, summarise
+
+    run_dir = out / RUN_FOLDER
+    if (run_dir / "config.json").is_file():  # an earlier report's run: start afresh
+        shutil.rmtree(run_dir)
+    config = section_config()
+    log = io.StringIO()
+    metrics = run_experiment(
+        config, run_dir, preset="quick", progress=False, log=lambda line: print(line, file=log)
+    )
+    summary = summarise(metrics)
+    table = _accuracy_table(summary, list(config.sizes))
+    bound = summary["bound"]
+    violations = sum(b["violations"] for b in bound.values())
+    rows = sum(b["rows_checked"] for b in bound.values())
+    accuracy = summary["accuracy"]
+    first, last = config.sizes[0], config.sizes[-1]
+    softmax = accuracy["softmax"]
+    headline = (
+        f"softmax accuracy {softmax[first]['mean']:.1f}% at n = {first} → "
+        f"{softmax[last]['mean']:.1f}% at n = {last}; {violations} T1 violations "
+        f"in {rows} rows ({config.seeds} seeds, {metrics['device']}, "
+        f"{metrics['seconds']['total']:.0f} s)"
+    )
+    report = (run_dir / "report.md").read_text()
+    report = report.replace("](figures/", f"]({RUN_FOLDER}/figures/")
+    report = report.replace("\n# ", "\n### ").replace("\n## ", "\n### ")
+    if report.startswith("# "):
+        report = "###" + report[1:]
+    markdown = "\n".join(
+        [
+            "## Empirical: max retrieval (quick preset)",
+            "",
+            f"Run folder: `{RUN_FOLDER}/` (checkpoints, metrics.json/csv, figures); "
+            f"re-render with `softmax-dispersion report {out / RUN_FOLDER}`.",
+            "",
+            report,
+        ]
+    )
+    figures = sorted(str(path.relative_to(out)) for path in (run_dir / "figures").glob("*.png"))
+    return Section(
+        name="empirical",
+        passed=bool(summary["passed"]),
+        summary=headline,
+        markdown=markdown,
+        data={"summary": json.loads(json.dumps(summary)), "run_folder": RUN_FOLDER},
+        figures=figures,
+        seconds=time.perf_counter() - start,
+        table=table,
+    )
