@@ -14,8 +14,8 @@ Needs torch (``pip install 'softmax-dispersion[empirical]'``); importing
 :mod:`~softmax_dispersion.empirical.experiment`, :mod:`~softmax_dispersion.empirical.report`
     Run folders (checkpoints, resume), the report, the paired tests and the figures.
 
-Examples
---------
+The quick preset, as ``experiment max-retrieval --preset quick`` runs it:
+
 >>> from softmax_dispersion.empirical import preset
 >>> preset("quick").normalisers
 ('softmax', 'adaptive_temperature', 'ssmax')

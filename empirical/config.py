@@ -26,8 +26,8 @@ class ExperimentConfig:
     train_sizes
         Training set sizes are drawn uniformly from this inclusive range.
     steps, batch, learning_rate, weight_decay, clip
-        AdamW with a one-cycle learning rate (peak ``learning_rate``), gradient
-        clipping at global norm ``clip`` per model.
+        AdamW with a warm-up then cosine learning rate (peak ``learning_rate``),
+        gradient clipping at global norm ``clip`` per model.
     width, classes
         The hidden width ``d`` and the number of classes.
     test_sets

@@ -38,17 +38,30 @@ def test_chunks(
 
     Yields ``(items, batch)`` with ``items`` of shape ``(seeds, sets, n, features)``;
     a chunk holds at most ``config.chunk_items`` items per seed (at least one set).
-    The sets depend only on the seed, ``n`` and the config.
+    Each set is drawn from its own generator (:func:`data_seed`), so the sets depend on
+    the seed, ``n`` and their index only, not on the chunking.
     """
     per_chunk = max(1, config.chunk_items // n)
-    generators = [torch.Generator(device).manual_seed(data_seed(s, "test", n)) for s in seeds]
     for start in range(0, config.test_sets, per_chunk):
-        sets = min(per_chunk, config.test_sets - start)
-        batches = [
-            max_retrieval_batch(sets, n, classes=config.classes, generator=g) for g in generators
-        ]
-        stacked = MaxRetrievalBatch(*(torch.stack(parts) for parts in zip(*batches, strict=True)))
+        sets = range(start, min(start + per_chunk, config.test_sets))
+        per_seed = [_test_sets(config, seed, n, sets, device) for seed in seeds]
+        stacked = MaxRetrievalBatch(*(torch.stack(parts) for parts in zip(*per_seed, strict=True)))
         yield stacked.items, stacked
+
+
+def _test_sets(
+    config: ExperimentConfig, seed: int, n: int, indices: range, device: torch.device
+) -> MaxRetrievalBatch:
+    sets = [
+        max_retrieval_batch(
+            1,
+            n,
+            classes=config.classes,
+            generator=torch.Generator(device).manual_seed(data_seed(seed, "test", n, index)),
+        )
+        for index in indices
+    ]
+    return MaxRetrievalBatch(*(torch.cat(parts) for parts in zip(*sets, strict=True)))
 
 
 def _runner_up_gap(logits: torch.Tensor) -> torch.Tensor:
@@ -91,7 +104,7 @@ def _measure(
 
 
 def _heatmap_rows(weights: torch.Tensor, priority: torch.Tensor, sets: int) -> list[list[float]]:
-    # First member, first `sets` sets: weights on the top items by priority, highest first.
+    # First member, up to `sets` sets: weights on the top items by priority, highest first.
     k = min(HEATMAP_ITEMS, weights.shape[-1])
     order = priority[0, :sets].argsort(dim=-1, descending=True)[:, :k]
     rows = weights[0, :sets].gather(-1, order).double().cpu()
@@ -224,11 +237,11 @@ def evaluate(
                     measured = _measure(model, normaliser, logits, values, batch)
                     for key, value in measured.items():
                         parts[name][key].append(value.cpu())
-                    if n not in heatmaps[name]:
+                    drawn = heatmaps[name].setdefault(n, [])
+                    if len(drawn) < config.heatmap_sets:
                         weights = normaliser(logits).weights
-                        heatmaps[name][n] = _heatmap_rows(
-                            weights, batch.items[..., 0], config.heatmap_sets
-                        )
+                        missing = config.heatmap_sets - len(drawn)
+                        drawn += _heatmap_rows(weights, batch.items[..., 0], missing)
             for name, normaliser in modules.items():
                 joined = {key: torch.cat(values, dim=1) for key, values in parts[name].items()}
                 for member, seed in enumerate(seeds):

@@ -5,16 +5,16 @@ models trained side by side) to attention weights of the same shape, and says wh
 logits it finally exponentiated and with what inverse temperature, so that claim T1
 can be checked on exactly what was computed.
 
-========================  ==========================================  ===============
-name                      weights                                      trained with it
-========================  ==========================================  ===============
-``softmax``               ``softmax(e)``                               yes
-``adaptive_temperature``  ``softmax(β(H) e)``, the paper's rule (T11)  no: inference
-``ssmax``                 ``softmax(s log(n) e)``, ``s`` learned        yes
-``logn``                  ``softmax(log(n) e)``                        yes
-``entmax15``              1.5-entmax (the ``entmax`` package)          yes
-``sparsemax``             sparsemax (the ``entmax`` package)           yes
-========================  ==========================================  ===============
+``softmax``
+    ``softmax(e)``, the fixed-temperature baseline.
+``adaptive_temperature``
+    ``softmax(β(H) e)``, the paper's rule (T11); applied at inference to a softmax model.
+``ssmax``
+    ``softmax(s log(n) e)`` with ``s`` learned.
+``logn``
+    ``softmax(log(n) e)``.
+``entmax15``, ``sparsemax``
+    1.5-entmax and sparsemax from the ``entmax`` package (sparse: exact zeros).
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ class Normalised(NamedTuple):
     weights: torch.Tensor
     """``(members, batch, n)``: the attention weights, each row summing to 1."""
     exponentiated: torch.Tensor | None
-    """The logits the final softmax exponentiated (``β e``); ``None`` for entmax."""
+    """The logits the final softmax exponentiated, ``β e`` up to a shift (``β(e − max e)``,
+    the same spread); ``None`` for entmax."""
     beta: torch.Tensor
     """``(members, batch)``: the effective inverse temperature (1 for entmax)."""
 

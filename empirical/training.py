@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 
+import numpy as np
 import torch
 
 from softmax_dispersion.empirical.config import ExperimentConfig
@@ -19,13 +22,21 @@ __all__ = ["TrainingRun", "build_model", "data_seed", "flush_denormals", "train"
 _SIZE_SEED = 2**31 - 1
 
 
-def data_seed(seed: int, stream: str, size: int = 0) -> int:
-    """The generator seed of one data stream: ``"train"``, or ``"test"`` at ``size``.
+def data_seed(seed: int, stream: str, size: int = 0, index: int = 0) -> int:
+    """The generator seed of one data stream: ``"train"``, or test set ``index`` at ``size``.
 
-    Test sets depend on the seed and the size only, so every normaliser is measured on
-    the same sets (the paired tests rely on it).
+    Each test set has its own seed, so the sets depend on the model's seed, the size and
+    the set's index only: every normaliser is measured on the same sets (the paired tests
+    rely on it), and the evaluation's chunking changes nothing.
+
+    Examples
+    --------
+    >>> data_seed(0, "test", 16, 3) == data_seed(0, "test", 16, 3) != data_seed(1, "test", 16, 3)
+    True
     """
-    return {"train": 10_000 + seed, "test": 1_000_000 + 100_003 * seed + size}[stream]
+    streams = {"train": 0, "test": 1}
+    entropy = [seed, streams[stream], size, index]
+    return int(np.random.SeedSequence(entropy).generate_state(1, np.uint64)[0] >> 1)
 
 
 @contextmanager
@@ -69,6 +80,15 @@ class TrainingRun:
     """Per member: the mean cross-entropy over the last 100 steps."""
 
 
+def _warmup_cosine(steps: int, step: int) -> float:
+    # Linear warm-up over the first 5% of steps, then a cosine decay towards 0: short
+    # runs reach a sharp head sooner than at a constant rate.
+    warmup = max(1, steps // 20)
+    if step < warmup:
+        return (step + 1) / warmup
+    return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
+
+
 def _clip_per_member(model: MaxRetrievalModel, members: int, clip: float) -> None:
     # Each member's gradient is clipped by its own global norm, as if trained alone.
     grads = [p.grad for p in model.parameters() if p.grad is not None]
@@ -110,8 +130,10 @@ def train(
 
     Notes
     -----
-    Each step draws one size ``n`` uniformly from ``config.train_sizes`` and, per
-    member, ``config.batch`` sets from that member's generator; the loss is the sum of
+    The learning rate rises linearly to ``config.learning_rate`` over the first 5% of
+    the steps, then decays to 0 along a cosine.  Each step draws one size ``n``
+    uniformly from ``config.train_sizes`` and, per member, ``config.batch`` sets from
+    that member's generator; the loss is the sum of
     the members' mean cross-entropies, so member ``k``'s gradient is that of its own
     loss.  AdamW is elementwise and clipping is per member, so the members train
     independently.
@@ -131,9 +153,7 @@ def train(
     optimiser = torch.optim.AdamW(
         model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
     )
-    schedule = torch.optim.lr_scheduler.OneCycleLR(
-        optimiser, max_lr=config.learning_rate, total_steps=config.steps, pct_start=0.05
-    )
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, partial(_warmup_cosine, config.steps))
     generators = [torch.Generator(device).manual_seed(data_seed(seed, "train")) for seed in seeds]
     sizes = torch.Generator().manual_seed(_SIZE_SEED)
     low, high = config.train_sizes

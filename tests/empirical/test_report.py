@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+pytest.importorskip("torch")  # the empirical package imports it
+
 from softmax_dispersion.empirical import statistics
 from softmax_dispersion.empirical.report import ROW_COLUMNS, render_markdown, write_report
 from softmax_dispersion.empirical.statistics import (

@@ -1,0 +1,150 @@
+"""The ``experiment`` and ``report`` subcommands: run folders, resume, clear errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("torch")
+
+from softmax_dispersion.cli import main
+
+TINY = ["--steps", "20", "--seeds", "2", "--sizes", "16,64", "--test-sets", "16"]
+
+
+def _run(out: Path, *extra: str) -> int:
+    return main(["experiment", "max-retrieval", *TINY, "--out", str(out), *extra])
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("runs") / "run"
+    assert _run(out, "--normalisers", "softmax,adaptive_temperature,ssmax") == 0
+    return out
+
+
+def test_a_run_folder_holds_everything_the_report_needs(finished_run: Path) -> None:
+    names = {path.name for path in finished_run.iterdir()}
+    assert {"config.json", "metrics.json", "metrics.csv", "report.md", "checkpoints"} <= names
+    checkpoints = sorted(p.name for p in (finished_run / "checkpoints").iterdir())
+    assert checkpoints == [f"{n}-seed{s}.pt" for n in ("softmax", "ssmax") for s in (0, 1)]
+    metrics = json.loads((finished_run / "metrics.json").read_text())
+    assert len(metrics["rows"]) == 3 * 2 * 2  # normalisers × seeds × sizes
+    assert all(row["bound_violations"] == 0 for row in metrics["rows"])
+    report = (finished_run / "report.md").read_text()
+    assert "paper: softmax" in report and "Bound check (T1)" in report
+    assert (finished_run / "figures" / "heatmap_softmax.png").stat().st_size > 1000
+
+
+def test_json_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(tmp_path / "run", "--normalisers", "softmax", "--json") == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["summary"]["passed"] is True
+    assert printed["summary"]["bound"]["softmax"]["violations"] == 0
+
+
+def test_report_rerenders_a_run(
+    finished_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (finished_run / "report.md").unlink()
+    assert main(["report", str(finished_run)]) == 0
+    assert "Accuracy" in (finished_run / "report.md").read_text()
+    assert "PASSED" in capsys.readouterr().out
+    assert main(["report", str(tmp_path)]) == 2
+    assert "holds no metrics.json" in capsys.readouterr().err
+
+
+def test_evaluating_checkpoints_needs_the_same_training(
+    finished_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--normalisers", "softmax", "--from-checkpoint", str(finished_run)]
+    assert _run(tmp_path / "again", *args) == 0
+    before = json.loads((finished_run / "metrics.json").read_text())["rows"]
+    after = json.loads((tmp_path / "again" / "metrics.json").read_text())["rows"]
+    softmax = [row for row in before if row["normaliser"] == "softmax"]
+    assert [row["accuracy"] for row in after] == [row["accuracy"] for row in softmax]
+
+    capsys.readouterr()
+    status = main(
+        ["experiment", "max-retrieval", "--steps", "30", "--seeds", "2", "--sizes", "16",
+         "--out", str(tmp_path / "other"), *args]
+    )  # fmt: skip
+    assert status == 2
+    assert "trained with another config" in capsys.readouterr().err
+
+
+def test_an_interrupted_run_resumes_with_its_completed_seeds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from softmax_dispersion.empirical import experiment
+
+    real_train = experiment.train
+
+    def interrupted(config: Any, normaliser: str, *args: Any, **kwargs: Any) -> Any:
+        if normaliser == "ssmax":
+            raise KeyboardInterrupt
+        return real_train(config, normaliser, *args, **kwargs)
+
+    out = tmp_path / "run"
+    monkeypatch.setattr(experiment, "train", interrupted)
+    assert _run(out, "--normalisers", "softmax,ssmax") == 130
+    assert "--resume" in capsys.readouterr().err
+    kept = out / "evaluations" / "softmax-seed0.json"
+    stamp = kept.stat().st_mtime_ns
+
+    assert _run(out, "--normalisers", "softmax,ssmax") == 2  # not without --resume
+    assert "add --resume" in capsys.readouterr().err
+
+    monkeypatch.setattr(experiment, "train", real_train)
+    assert _run(out, "--normalisers", "softmax,ssmax", "--resume") == 0
+    assert "softmax: seeds [0, 1] already evaluated" in capsys.readouterr().err
+    assert kept.stat().st_mtime_ns == stamp
+    rows = json.loads((out / "metrics.json").read_text())["rows"]
+    assert {row["normaliser"] for row in rows} == {"softmax", "ssmax"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--normalisers", "softmax,bogus"], "unknown normaliser 'bogus'"),
+        (["--normalisers", "softmax,softmax"], "duplicated"),
+        (["--preset", "huge"], "--preset: unknown preset 'huge'"),
+        (["--sizes", "0,16"], "--sizes"),
+        (["--sizes", "64,16"], "strictly increasing"),
+        (["--sizes", "16,16"], "strictly increasing"),
+        (["--seeds", "0"], "seeds must be >= 1"),
+        (["--device", "tpu"], "device must be auto, cpu or cuda"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    status = main(["experiment", "max-retrieval", "--out", str(tmp_path / "run"), *args])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_cuda_without_a_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    assert _run(tmp_path / "run", "--device", "cuda") == 2
+    assert "no CUDA GPU" in capsys.readouterr().err
+
+
+def test_out_must_be_new_empty_and_writable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text("keep me")
+    assert _run(tmp_path) == 2
+    assert "is not empty" in capsys.readouterr().err
+    assert (tmp_path / "notes.txt").read_text() == "keep me"
+    assert _run(tmp_path / "notes.txt" / "run") == 2
+    assert "not writable" in capsys.readouterr().err
+    assert _run(tmp_path / "notes.txt") == 2
+    assert "is a file" in capsys.readouterr().err
