@@ -4,22 +4,34 @@ For weights ``softmax(z)`` of one row of ``n`` logits with spread ``δ = max z �
 T1 says every weight lies in ``[1/(1 + (n−1)e^δ), e^δ/(e^δ + n − 1)]``.  Here ``z`` is
 whatever the normaliser exponentiated (``β e``: the effective inverse temperature is
 already in it), so the check needs no knowledge of how ``β`` was chosen.
+
+T10's floor is checked the same way: a top logit ahead of every other by ``Δ`` gets a
+weight of at least ``1/(1 + (n−1)e^{−Δ})``, which is how length scaling stays sharp.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
 
 from softmax_dispersion.empirical._formulas import torch_function
 from softmax_dispersion.theory.dispersion import dispersion_lower, dispersion_upper
+from softmax_dispersion.theory.length_scaling import length_scaled_gap_bound
 from softmax_dispersion.theory.rounding_error import (
     gamma_recursive,
     softmax_relative_error_bound,
 )
 
-__all__ = ["EXP_ULPS", "BoundCheck", "check_t1", "t1_tolerance"]
+__all__ = [
+    "EXP_ULPS",
+    "BoundCheck",
+    "GapFloorCheck",
+    "check_gap_floor",
+    "check_t1",
+    "t1_tolerance",
+]
 
 EXP_ULPS = 2.0
 """The exp error assumed of torch's kernels, in ulps (their documented bound is 1)."""
@@ -116,3 +128,62 @@ def check_t1(weights: torch.Tensor, exponentiated: torch.Tensor) -> BoundCheck:
     floor = lower * (1 - tolerance) - torch.finfo(weights.dtype).tiny
     violations = (largest > upper * (1 + tolerance)) | (smallest < floor)
     return BoundCheck(upper, lower, tolerance, violations, largest / upper)
+
+
+@dataclass(frozen=True)
+class GapFloorCheck:
+    """T10's floor on the top weight at each row, and where the weights fall below it."""
+
+    floor: torch.Tensor
+    """``1/(1 + (n − 1)e^{−Δ})`` per row, ``Δ`` the top logit's lead (float64)."""
+    violations: torch.Tensor
+    """Per row: the largest weight is below ``floor·(1 − tol)``."""
+
+
+def check_gap_floor(weights: torch.Tensor, exponentiated: torch.Tensor) -> GapFloorCheck:
+    """Check T10's floor on the top weight of every row of ``softmax(exponentiated)``.
+
+    Parameters
+    ----------
+    weights
+        The measured attention weights.
+    exponentiated
+        The logits the softmax was applied to, with any inverse temperature applied.
+
+    Returns
+    -------
+    GapFloorCheck
+        The floor and the violations per row.
+
+    Notes
+    -----
+    When every other logit trails the top one by at least :math:`\\Delta` (here: the
+    lead over the runner-up of the exponentiated logits, :math:`\\Delta = \\beta\\Delta_e`),
+    the top weight is at least :math:`1/(1 + (n-1)e^{-\\Delta})`: T10's
+    :data:`~softmax_dispersion.theory.length_scaling.length_scaled_gap_bound`
+    :math:`1/(1 + (n-1)n^{-s\\Delta_e})` with :math:`\\beta = s\\log n`.  So a
+    length-scaled head stays sharp wherever :math:`s\\Delta_e > 1`.  The tolerance is
+    :func:`t1_tolerance`'s.  Rows of one logit are skipped (their weight is 1).
+
+    Examples
+    --------
+    >>> import torch
+    >>> z = torch.tensor([[3.0, 0.0, 0.0, 1.0]])
+    >>> check = check_gap_floor(torch.softmax(z, -1), z)
+    >>> round(float(check.floor[0]), 4), check.violations.tolist()
+    (0.7112, [False])
+    >>> check_gap_floor(torch.softmax(z / 2, -1), z).violations.tolist()
+    [True]
+    """
+    n = exponentiated.shape[-1]
+    if n < 2:
+        ones = torch.ones(exponentiated.shape[:-1], dtype=torch.float64)
+        return GapFloorCheck(ones, torch.zeros_like(ones, dtype=torch.bool))
+    top_two = exponentiated.topk(2, dim=-1).values.double()
+    lead = top_two[..., 0] - top_two[..., 1]
+    # The theory's formula with s log n = 1: the lead already includes β.
+    floor = torch_function(length_scaled_gap_bound)(n, 1 / math.log(n), lead)
+    spread = (exponentiated.amax(-1) - exponentiated.amin(-1)).double()
+    tolerance = t1_tolerance(n, spread, weights.dtype)
+    violations = weights.amax(-1).double() < floor * (1 - tolerance)
+    return GapFloorCheck(floor, violations)

@@ -7,7 +7,11 @@ from typing import Any
 
 from softmax_dispersion.empirical.normalisers import NORMALISERS
 
-__all__ = ["PRESETS", "ExperimentConfig", "preset"]
+__all__ = ["LARGEST_SIZE", "PRESETS", "ExperimentConfig", "preset"]
+
+
+LARGEST_SIZE = 2**20
+"""The largest test set size accepted (one set of it fits in memory with room to spare)."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,7 @@ class ExperimentConfig:
     """
 
     normalisers: tuple[str, ...] = ("softmax", "adaptive_temperature", "ssmax")
-    seeds: int = 3
+    seeds: int = 5
     sizes: tuple[int, ...] = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
     train_sizes: tuple[int, int] = (5, 16)
     steps: int = 3000
@@ -68,6 +72,8 @@ class ExperimentConfig:
             raise ValueError("sizes must hold at least one size")
         if any(size < 1 for size in self.sizes):
             raise ValueError(f"every size must be >= 1, got {min(self.sizes)}")
+        if max(self.sizes) > LARGEST_SIZE:
+            raise ValueError(f"sizes must be <= {LARGEST_SIZE}, got {max(self.sizes)}")
         if list(self.sizes) != sorted(set(self.sizes)):
             raise ValueError(f"sizes must be strictly increasing without duplicates: {self.sizes}")
         low, high = self.train_sizes
@@ -123,7 +129,7 @@ PRESETS: dict[str, ExperimentConfig] = {
         chunk_items=2**20,
     ),
 }
-"""``quick``: 3 seeds of softmax (+ adaptive at inference) and SSMax up to n = 4096, a few
+"""``quick``: 5 seeds of softmax (+ adaptive at inference) and SSMax up to n = 4096, a few
 minutes on 2 CPU cores.  ``paper``: every normaliser, 5 seeds, up to n = 16384, the
 paper's width and step count; meant for a GPU."""
 

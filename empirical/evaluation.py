@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from softmax_dispersion.empirical.bound_check import check_t1
+from softmax_dispersion.empirical.bound_check import check_gap_floor, check_t1
 from softmax_dispersion.empirical.config import ExperimentConfig
 from softmax_dispersion.empirical.model import MaxRetrievalModel
 from softmax_dispersion.empirical.normalisers import Normaliser, ScalableSoftmax, make_normaliser
@@ -100,6 +100,9 @@ def _measure(
         # The same head held to the fixed-temperature bound (β = 1, the logits' own δ).
         fixed = check_t1(weights, logits)
         out["fixed_theta_exceeded"] = (out["p_max"] > fixed.upper * (1 + fixed.tolerance)).double()
+        floor = check_gap_floor(weights, attention.exponentiated)
+        out["gap_floor"] = floor.floor
+        out["gap_floor_violation"] = floor.violations.double()
     return out
 
 
@@ -141,6 +144,8 @@ def _summarise(
         "bound_ratio_median": math.nan,
         "bound_median": math.nan,
         "fixed_theta_exceeded": 0,
+        "gap_floor_mean": math.nan,
+        "gap_floor_violations": 0,
     }
     if s is not None and n > 1:
         row["s_gap_above_one"] = float((s * parts["gap"] > 1).double().mean())
@@ -151,6 +156,8 @@ def _summarise(
             "bound_ratio_median": float(parts["ratio"].median()),
             "bound_median": float(parts["bound"].median()),
             "fixed_theta_exceeded": int(parts["fixed_theta_exceeded"].sum()),
+            "gap_floor_mean": mean("gap_floor"),
+            "gap_floor_violations": int(parts["gap_floor_violation"].sum()),
         }
     return row
 
@@ -196,7 +203,8 @@ def evaluate(
         runner-up gap ``Δ`` (both before any inverse temperature), the effective ``β``;
         the fraction of one-hot rows; and for softmax-family normalisers T1's check:
         violations (rows beyond tolerance), the largest and median ``p_max/bound``, and
-        how many rows exceed the fixed-temperature (β = 1) bound.
+        how many rows exceed the fixed-temperature (β = 1) bound; and T10's floor on the
+        top weight from its lead over the runner-up (mean floor, violations).
 
     Notes
     -----

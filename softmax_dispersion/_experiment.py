@@ -48,6 +48,14 @@ def _config(args: argparse.Namespace) -> Any:
         overrides["steps"] = args.steps
     if args.test_sets is not None:
         overrides["test_sets"] = args.test_sets
+    if args.train_sizes is not None:
+        try:
+            low, high = (int(part) for part in args.train_sizes.split(","))
+        except ValueError:
+            raise ExperimentUsageError(
+                f"--train-sizes expects LOW,HIGH (two integers), got {args.train_sizes!r}"
+            ) from None
+        overrides["train_sizes"] = (low, high)
     if args.sizes is not None:
         try:
             overrides["sizes"] = tuple(parse_sizes(args.sizes))
@@ -172,7 +180,7 @@ def add_parsers(commands: Any) -> None:
         "--preset",
         default="quick",
         metavar="NAME",
-        help="quick (default: softmax, adaptive temperature at inference and SSMax, 3 seeds, "
+        help="quick (default: softmax, adaptive temperature at inference and SSMax, 5 seeds, "
         "up to n = 4096, minutes on a CPU) or paper (every normaliser, 5 seeds, up to "
         "n = 16384, the paper's width and steps; meant for a GPU)",
     )
@@ -188,6 +196,11 @@ def add_parsers(commands: Any) -> None:
         "--sizes", metavar="N[,N...]", help="test sizes, strictly increasing (e.g. 16,256,4096)"
     )
     retrieval.add_argument("--steps", type=int, metavar="N", help="training steps per model")
+    retrieval.add_argument(
+        "--train-sizes",
+        metavar="LOW,HIGH",
+        help="training set sizes, drawn uniformly from LOW..HIGH (default 5,16)",
+    )
     retrieval.add_argument("--test-sets", type=int, metavar="N", help="test sets per size and seed")
     retrieval.add_argument(
         "--device", default="auto", help="auto (default: CUDA when available), cpu or cuda"

@@ -2,12 +2,12 @@
 
 Run ``python tests/benchmarks/bench_empirical.py [--json FILE] [--quick]``.  It measures
 
-1. training throughput of the quick preset's model (width 64, batch 128): three seeds
-   trained as one ensemble, against the same three seeds trained one at a time, and one
+1. training throughput of the quick preset's model (width 64, batch 128): its seeds
+   trained as one ensemble, against the same seeds trained one at a time, and one
    seed alone, in steps per second over a fixed number of steps after a warm-up run
    (:attr:`~softmax_dispersion.empirical.training.TrainingRun.steps_per_second`: the
    training loop only, without building the model);
-2. the peak memory of evaluating an (untrained) three-seed ensemble at ``n = 16384``,
+2. the peak memory of evaluating an (untrained) ensemble of those seeds at ``n = 16384``,
    chunked (``chunk_items = 2**17``, the quick preset's) against unchunked (one chunk of
    ``test_sets × n`` items per seed), each in its own subprocess, as the growth of its
    peak resident set size over its resident size just before the evaluation (torch's CPU
@@ -35,7 +35,7 @@ from softmax_dispersion.empirical.evaluation import evaluate
 from softmax_dispersion.empirical.training import build_model, train
 
 MIB = 2**20
-SEEDS = [0, 1, 2]
+SEEDS = list(range(preset("quick").seeds))
 NORMALISERS = ["softmax", "adaptive_temperature"]
 
 
@@ -45,7 +45,7 @@ def training_config(steps: int) -> ExperimentConfig:
 
 
 def training_throughput(steps: int = 200, warmup: int = 30) -> dict[str, Any]:
-    """Steps per second: three seeds as one ensemble, one at a time, and one alone."""
+    """Steps per second: the seeds as one ensemble, one at a time, and one alone."""
     train(training_config(warmup), "softmax", SEEDS)  # kernels, allocator, threads
     config = training_config(steps)
     ensemble = train(config, "softmax", SEEDS).seconds
@@ -169,18 +169,19 @@ def table(results: dict[str, Any]) -> str:
     n, sets = results["memory_n"], results["memory_test_sets"]
     rows = [
         (
-            f"training, 3 seeds as one ensemble (width {width}, batch {batch})",
+            f"training, {len(SEEDS)} seeds as one ensemble (width {width}, batch {batch})",
             f"{results['ensemble_steps_per_s']:.1f} steps/s",
         ),
         (
-            "training, the same 3 seeds one at a time",
+            f"training, the same {len(SEEDS)} seeds one at a time",
             f"{results['sequential_steps_per_s']:.1f} steps/s",
         ),
         ("training, 1 seed alone", f"{results['single_steps_per_s']:.1f} steps/s"),
         ("ensemble speed-up over one at a time", f"{results['ensemble_speedup']:.2f}x"),
         ("ensemble time / one seed's time", f"{results['ensemble_over_single_time']:.2f}"),
         (
-            f"evaluation n={n}, {sets} sets x 3 seeds, chunked ({results['chunk_items']} items)",
+            f"evaluation n={n}, {sets} sets x {len(SEEDS)} seeds, chunked "
+            f"({results['chunk_items']} items)",
             f"{results['chunked_peak_bytes'] / MIB:.0f} MiB",
         ),
         ("evaluation, unchunked (one chunk)", f"{results['unchunked_peak_bytes'] / MIB:.0f} MiB"),

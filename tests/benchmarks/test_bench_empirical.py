@@ -1,6 +1,6 @@
 """pytest-benchmark timings of the empirical layer (small sizes; no timing assertions).
 
-The full comparison (an ensemble of three seeds against one at a time, peak memory of
+The full comparison (an ensemble of the quick preset's seeds against one at a time, peak memory of
 chunked against unchunked evaluation at n = 16384) is
 ``python tests/benchmarks/bench_empirical.py``.
 """
@@ -22,7 +22,7 @@ from tests.benchmarks import bench_empirical  # noqa: E402
 SEEDS = [0, 1, 2]
 
 
-@pytest.mark.parametrize("seeds", [[0], SEEDS], ids=["one_seed", "three_seeds"])
+@pytest.mark.parametrize("seeds", [[0], SEEDS], ids=["one_seed", "quick_seeds"])
 def test_training_steps(benchmark: Any, seeds: list[int]) -> None:
     config = preset("quick", steps=5, width=64, batch=128)
     run = benchmark.pedantic(train, args=(config, "softmax", seeds), rounds=3, iterations=1)

@@ -116,6 +116,9 @@ def test_an_interrupted_run_resumes_with_its_completed_seeds(
         (["--sizes", "64,16"], "strictly increasing"),
         (["--sizes", "16,16"], "strictly increasing"),
         (["--seeds", "0"], "seeds must be >= 1"),
+        (["--sizes", "16,1e18"], "--sizes: sizes must be <= 1048576"),
+        (["--train-sizes", "16"], "--train-sizes expects LOW,HIGH"),
+        (["--train-sizes", "16,5"], "--train-sizes: train_sizes must satisfy 1 <= low <= high"),
         (["--device", "tpu"], "device must be auto, cpu or cuda"),
     ],
 )

@@ -13,7 +13,11 @@ torch = pytest.importorskip("torch")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from softmax_dispersion.empirical.bound_check import check_t1, t1_tolerance  # noqa: E402
+from softmax_dispersion.empirical.bound_check import (  # noqa: E402
+    check_gap_floor,
+    check_t1,
+    t1_tolerance,
+)
 from softmax_dispersion.empirical.config import preset  # noqa: E402
 from softmax_dispersion.empirical.evaluation import evaluate  # noqa: E402
 from softmax_dispersion.empirical.model import MaxRetrievalModel  # noqa: E402
@@ -49,6 +53,7 @@ def test_torch_softmax_never_violates_t1(
     weights = torch.softmax(z, dim=-1)
     check = check_t1(weights, z)
     assert not check.violations.any(), (check.ratio, check.tolerance)
+    assert not check_gap_floor(weights, z).violations.any()
     assert torch.all(check.ratio <= 1 + check.tolerance)
     assert torch.all(check.lower <= check.upper)
 
@@ -157,3 +162,47 @@ def test_evaluate_reports_violations_of_a_lying_head(
     else:
         assert violations == [0] * 6
         assert all(row["bound_ratio_max"] <= 1 + 1e-5 for row in rows)
+
+
+def test_the_gap_floor_is_t10s_formula_and_is_attained_by_the_spike() -> None:
+    # One logit ahead of n − 1 equal ones by Δ: the top weight is exactly the floor.
+    for n, lead in [(2, 0.0), (16, 3.0), (4096, 9.0)]:
+        z = rows("spike", 1, n, lead, 0)
+        check = check_gap_floor(torch.softmax(z, dim=-1), z)
+        exact = 1 / (1 + (n - 1) * math.exp(-lead))
+        assert math.isclose(float(check.floor[0]), exact, rel_tol=1e-12)
+        assert math.isclose(float(torch.softmax(z, -1)[0, 0]), exact, rel_tol=1e-12)
+        assert not check.violations.any()
+
+
+def test_weights_flattened_after_the_gap_was_measured_are_flagged() -> None:
+    z = torch.tensor([[4.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]], dtype=torch.float64)
+    check = check_gap_floor(torch.softmax(z / 2, dim=-1), z)
+    assert check.violations.tolist() == [True, False]  # an all-equal row has floor 1/n
+    assert check_gap_floor(torch.ones(3, 1), torch.zeros(3, 1)).floor.tolist() == [1.0] * 3
+
+
+class Flattening(Normaliser):
+    """Returns ``softmax(e)`` but claims to have exponentiated ``100 e``.
+
+    (An untrained head's logits are within about 0.01 of each other, so the claimed
+    lead has to be large for its floor to stand out from the float tolerance.)
+    """
+
+    name = "flattening"
+
+    def forward(self, logits: torch.Tensor) -> Normalised:
+        beta = torch.full(logits.shape[:-1], 100.0, dtype=logits.dtype)
+        return Normalised(torch.softmax(logits, dim=-1), 100 * logits, beta)
+
+
+def test_evaluate_reports_heads_below_t10s_floor() -> None:
+    config = preset("quick", sizes=(8, 64), test_sets=64, width=8)
+    head = Flattening(2)
+    model = MaxRetrievalModel(head, features=11, width=8, classes=10, seeds=[0, 1]).eval()
+    rows = evaluate(model, config, [0, 1], [head.name]).rows
+    assert all(row["gap_floor_violations"] > 0 for row in rows)
+    honest = MaxRetrievalModel(Softmax(2), features=11, width=8, classes=10, seeds=[0, 1])
+    rows = evaluate(honest.eval(), config, [0, 1], ["softmax"]).rows
+    assert [row["gap_floor_violations"] for row in rows] == [0] * 4
+    assert all(0 < row["gap_floor_mean"] <= row["p_max_mean"] for row in rows)

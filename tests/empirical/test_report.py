@@ -258,9 +258,20 @@ def test_injected_violation_fails_the_run(tmp_path: Path) -> None:
     assert summary["passed"] is False
     assert summary["violations"] == 2
     markdown = render_markdown(metrics, summary, [])
-    assert "**Result: FAILED** — 2 rows break T1" in markdown
-    assert "**2 rows violate T1 beyond float tolerance.**" in markdown
+    assert "**Result: FAILED** — 2 rows break T1 or T10's floor" in markdown
+    assert "**2 rows violate T1 or T10's floor beyond float tolerance.**" in markdown
     assert "✗ | no T1 violations" in markdown
+
+
+def test_a_row_below_t10s_floor_fails_the_run() -> None:
+    pytest.importorskip("scipy")
+    metrics = synthetic_metrics()
+    ssmax = next(row for row in metrics["rows"] if row["normaliser"] == "ssmax")
+    ssmax["gap_floor_violations"] = 1
+    summary = summarise(metrics)
+    assert summary["passed"] is False
+    assert summary["bound"]["ssmax"]["gap_floor_violations"] == 1
+    assert "violate T1 or T10's floor" in render_markdown(metrics, summary, [])
 
 
 def test_sparse_section() -> None:
