@@ -15,7 +15,7 @@ from softmax_dispersion.empirical.config import ExperimentConfig
 from softmax_dispersion.empirical.model import MaxRetrievalModel
 from softmax_dispersion.empirical.normalisers import Normaliser, ScalableSoftmax, make_normaliser
 from softmax_dispersion.empirical.task import MaxRetrievalBatch, max_retrieval_batch
-from softmax_dispersion.empirical.training import data_seed, flush_denormals
+from softmax_dispersion.empirical.training import data_seed
 
 __all__ = ["HEATMAP_ITEMS", "Evaluation", "evaluate", "test_chunks"]
 
@@ -234,27 +234,24 @@ def evaluate(
         from tqdm.auto import tqdm
 
         sizes = tqdm(sizes, desc=f"evaluate {'+'.join(normalisers)}", unit="size", leave=False)
-    with flush_denormals():
-        for n in sizes:
-            parts: dict[str, dict[str, list[torch.Tensor]]] = {
-                name: defaultdict(list) for name in normalisers
-            }
-            for items, batch in test_chunks(config, seeds, n, device):
-                logits, values = model.attention_logits(items)
-                for name, normaliser in modules.items():
-                    measured = _measure(model, normaliser, logits, values, batch)
-                    for key, value in measured.items():
-                        parts[name][key].append(value.cpu())
-                    drawn = heatmaps[name].setdefault(n, [])
-                    if len(drawn) < config.heatmap_sets:
-                        weights = normaliser(logits).weights
-                        missing = config.heatmap_sets - len(drawn)
-                        drawn += _heatmap_rows(weights, batch.items[..., 0], missing)
+    for n in sizes:
+        parts: dict[str, dict[str, list[torch.Tensor]]] = {
+            name: defaultdict(list) for name in normalisers
+        }
+        for items, batch in test_chunks(config, seeds, n, device):
+            logits, values = model.attention_logits(items)
             for name, normaliser in modules.items():
-                joined = {key: torch.cat(values, dim=1) for key, values in parts[name].items()}
-                for member, seed in enumerate(seeds):
-                    per_seed = {key: value[member] for key, value in joined.items()}
-                    rows.append(
-                        _summarise(name, seed, n, per_seed, _length_scale(normaliser, member))
-                    )
+                measured = _measure(model, normaliser, logits, values, batch)
+                for key, value in measured.items():
+                    parts[name][key].append(value.cpu())
+                drawn = heatmaps[name].setdefault(n, [])
+                if len(drawn) < config.heatmap_sets:
+                    weights = normaliser(logits).weights
+                    missing = config.heatmap_sets - len(drawn)
+                    drawn += _heatmap_rows(weights, batch.items[..., 0], missing)
+        for name, normaliser in modules.items():
+            joined = {key: torch.cat(values, dim=1) for key, values in parts[name].items()}
+            for member, seed in enumerate(seeds):
+                per_seed = {key: value[member] for key, value in joined.items()}
+                rows.append(_summarise(name, seed, n, per_seed, _length_scale(normaliser, member)))
     return Evaluation(rows=rows, heatmaps=dict(heatmaps))

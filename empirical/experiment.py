@@ -114,14 +114,14 @@ def load_checkpoints(
     for member, seed in enumerate(seeds):
         path = _checkpoint_path(folder, normaliser, seed)
         if not path.is_file():
-            raise ExperimentError(f"--from-checkpoint: no checkpoint {path}")
+            raise ExperimentError(f"no checkpoint {path}")
         try:
             payload = torch.load(path, map_location=device, weights_only=True)
         except Exception as error:  # a truncated or foreign file: say which
-            raise ExperimentError(f"--from-checkpoint: cannot read {path}: {error}") from None
+            raise ExperimentError(f"cannot read checkpoint {path}: {error}") from None
         if payload.get("training") != config.training_view():
             raise ExperimentError(
-                f"--from-checkpoint: {path} was trained with another config "
+                f"checkpoint {path} was trained with another config "
                 f"({_difference(payload.get('training'), config.training_view())})"
             )
         for key, value in state.items():
@@ -161,6 +161,30 @@ def _check_out(out: Path, header: dict[str, Any], resume: bool) -> None:
         probe.unlink()
     except OSError as error:
         raise ExperimentError(f"--out {out} is not writable: {error.strerror}") from None
+
+
+def _train(
+    out: Path,
+    config: ExperimentConfig,
+    normaliser: str,
+    seeds: list[int],
+    device: torch.device,
+    progress: bool,
+) -> tuple[MaxRetrievalModel, list[dict[str, Any]]]:
+    """Train one ensemble, save its checkpoints, and describe each member's training."""
+    run = train(config, normaliser, seeds, device=device, progress=progress)
+    save_checkpoints(out, config, run)
+    described = [
+        {
+            "normaliser": normaliser,
+            "seed": seed,
+            "seconds": run.seconds,
+            "steps_per_second": run.steps_per_second,
+            "final_loss": run.final_loss[member],
+        }
+        for member, seed in enumerate(seeds)
+    ]
+    return run.model, described
 
 
 def _message(text: str) -> None:
@@ -234,27 +258,18 @@ def run_experiment(
             log(f"{trained}: seeds {sorted(set(seeds) - set(pending))} already evaluated")
         if pending:
             tick = time.perf_counter()
-            if from_checkpoint is not None:
+            source = from_checkpoint
+            if source is None and all(_checkpoint_path(out, trained, s).is_file() for s in pending):
+                source = out  # trained before an interruption: evaluate, don't retrain
+            if source is not None:
                 model, trained_runs = load_checkpoints(
-                    from_checkpoint, config, trained, pending, torch_device
+                    source, config, trained, pending, torch_device
                 )
-                log(f"{trained}: loaded {len(pending)} checkpoint(s) from {from_checkpoint}")
+                log(f"{trained}: loaded {len(pending)} checkpoint(s) from {source}")
             else:
-                log(f"{trained}: training seeds {pending} on {header['device']}")
-                run = train(config, trained, pending, device=torch_device, progress=progress)
-                save_checkpoints(out, config, run)
-                model = run.model
-                trained_runs = [
-                    {
-                        "normaliser": trained,
-                        "seed": seed,
-                        "seconds": run.seconds,
-                        "steps_per_second": run.steps_per_second,
-                        "final_loss": run.final_loss[member],
-                    }
-                    for member, seed in enumerate(pending)
-                ]
-                speed = f"{run.seconds:.0f} s, {run.steps_per_second:.0f} steps/s"
+                model, trained_runs = _train(out, config, trained, pending, torch_device, progress)
+                first = trained_runs[0]
+                speed = f"{first['seconds']:.0f} s, {first['steps_per_second']:.0f} steps/s"
                 log(f"{trained}: trained in {speed}")
             seconds["train"] += time.perf_counter() - tick
             tick = time.perf_counter()

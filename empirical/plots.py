@@ -233,7 +233,8 @@ def accuracy_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
 
 
 def escape_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
-    """SSMax and log-n scaling: ``p_max`` against ``n``, and the fraction with ``sΔ > 1``."""
+    """SSMax and log-n scaling: ``p_max`` and T10's floor against ``n``, and the fraction
+    of sets with ``sΔ > 1``."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.4), layout="constrained")
     twin: Axes = ax.twinx()
@@ -247,6 +248,9 @@ def escape_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
             sizes, means, yerr=errors, marker="o", ms=4, capsize=2, label=f"{name}: mean p_max"
         )
         colour = line.lines[0].get_color()
+        lx, ly, _ = _series(metrics, name, "gap_floor_mean")
+        if lx:
+            ax.plot(lx, ly, ls=":", color=colour, label=f"{name}: mean T10 floor")
         fx, fy, _ = _series(metrics, name, "s_gap_above_one")
         twin.plot(fx, fy, ls="--", marker="x", color=colour, label=f"{name}: fraction sΔ > 1")
     ax.set_xscale("log")

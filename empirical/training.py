@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 
@@ -17,7 +15,7 @@ from softmax_dispersion.empirical.model import MaxRetrievalModel
 from softmax_dispersion.empirical.normalisers import make_normaliser
 from softmax_dispersion.empirical.task import max_retrieval_batch
 
-__all__ = ["TrainingRun", "build_model", "data_seed", "flush_denormals", "train"]
+__all__ = ["TrainingRun", "build_model", "data_seed", "train"]
 
 _SIZE_SEED = 2**31 - 1
 
@@ -37,21 +35,6 @@ def data_seed(seed: int, stream: str, size: int = 0, index: int = 0) -> int:
     streams = {"train": 0, "test": 1}
     entropy = [seed, streams[stream], size, index]
     return int(np.random.SeedSequence(entropy).generate_state(1, np.uint64)[0] >> 1)
-
-
-@contextmanager
-def flush_denormals() -> Iterator[None]:
-    """Flush subnormal floats to zero on the CPU while training or evaluating.
-
-    Small weights drift into the subnormal range late in training, and x86 arithmetic
-    on subnormals is many times slower; flushing them changes nothing measurable here.
-    """
-    enabled = torch.set_flush_denormal(True)
-    try:
-        yield
-    finally:
-        if enabled:
-            torch.set_flush_denormal(False)
 
 
 def build_model(
@@ -165,29 +148,28 @@ def train(
         steps = tqdm(steps, desc=f"train {normaliser} ×{members}", unit="step", leave=False)
     model.train()
     start = time.perf_counter()
-    with flush_denormals():
-        for _ in steps:
-            n = int(torch.randint(low, high + 1, (1,), generator=sizes))
-            batches = [
-                max_retrieval_batch(config.batch, n, classes=config.classes, generator=g)
-                for g in generators
-            ]
-            items = torch.stack([b.items for b in batches])
-            target = torch.stack([b.target for b in batches])
-            out = model(items)
-            losses = (
-                torch.nn.functional.cross_entropy(
-                    out.class_logits.flatten(0, 1), target.flatten(), reduction="none"
-                )
-                .view(members, -1)
-                .mean(dim=1)
+    for _ in steps:
+        n = int(torch.randint(low, high + 1, (1,), generator=sizes))
+        batches = [
+            max_retrieval_batch(config.batch, n, classes=config.classes, generator=g)
+            for g in generators
+        ]
+        items = torch.stack([b.items for b in batches])
+        target = torch.stack([b.target for b in batches])
+        out = model(items)
+        losses = (
+            torch.nn.functional.cross_entropy(
+                out.class_logits.flatten(0, 1), target.flatten(), reduction="none"
             )
-            optimiser.zero_grad(set_to_none=True)
-            losses.sum().backward()  # type: ignore[no-untyped-call]
-            _clip_per_member(model, members, config.clip)
-            optimiser.step()
-            schedule.step()
-            recent = [*recent[-99:], losses.detach()]
+            .view(members, -1)
+            .mean(dim=1)
+        )
+        optimiser.zero_grad(set_to_none=True)
+        losses.sum().backward()  # type: ignore[no-untyped-call]
+        _clip_per_member(model, members, config.clip)
+        optimiser.step()
+        schedule.step()
+        recent = [*recent[-99:], losses.detach()]
     seconds = time.perf_counter() - start
     model.eval()
     return TrainingRun(

@@ -17,6 +17,8 @@ HEAVY = ("torch", "jax", "flint", "matplotlib", "hypothesis")
         "softmax_dispersion.theory",
         "softmax_dispersion.numerics",
         "softmax_dispersion.testing",
+        "softmax_dispersion.cli",
+        "softmax_dispersion._experiment",
     ],
 )
 def test_import_is_light(module: str) -> None:

@@ -106,6 +106,25 @@ def test_an_interrupted_run_resumes_with_its_completed_seeds(
     assert {row["normaliser"] for row in rows} == {"softmax", "ssmax"}
 
 
+def test_a_run_interrupted_after_training_evaluates_its_checkpoints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from softmax_dispersion.empirical import experiment
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    out = tmp_path / "run"
+    monkeypatch.setattr(experiment, "evaluate", interrupted)
+    assert _run(out, "--normalisers", "softmax") == 130
+    assert (out / "checkpoints" / "softmax-seed1.pt").is_file()
+    monkeypatch.undo()
+    capsys.readouterr()
+    assert _run(out, "--normalisers", "softmax", "--resume") == 0
+    err = capsys.readouterr().err
+    assert "softmax: loaded 2 checkpoint(s)" in err and "training" not in err
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import pytest
 
@@ -123,3 +125,22 @@ def test_training_beats_chance_by_a_wide_margin() -> None:
     rows = evaluate(run.model, config, run.seeds, ["softmax"]).rows
     accuracies = [row["accuracy"] for row in rows]
     assert len(accuracies) == 3 and all(a >= TRAIN_ACCURACY for a in accuracies), accuracies
+
+
+def test_training_and_evaluation_leave_subnormals_alone() -> None:
+    # A library must not change the process's float environment: flushing subnormals in
+    # training once leaked into torch's worker threads and broke other tests' softmax.
+    code = (
+        "import torch\n"
+        "from softmax_dispersion.empirical.config import preset\n"
+        "from softmax_dispersion.empirical.evaluation import evaluate\n"
+        "from softmax_dispersion.empirical.training import train\n"
+        "config = preset('quick', steps=3, width=8, sizes=(16,), test_sets=4)\n"
+        "run = train(config, 'softmax', [0])\n"
+        "evaluate(run.model, config, [0], ['softmax'])\n"
+        "tiny = torch.full((1 << 20,), 1e-39)\n"
+        "row = torch.tensor([0.0, -100.0])\n"
+        "print(float((tiny * 1.0).min()) > 0, float(torch.softmax(row, 0)[1]) > 0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "True"]
