@@ -12,6 +12,7 @@ if one does not verify.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,8 @@ plot_formats = [("png", 110)]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
+# empirical-run/ holds a run folder's report, included by empirical.md, not a page itself.
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "empirical-run"]
 
 # Nothing is fetched at build time: no intersphinx, no remote images.  MathJax is
 # loaded by the reader's browser from Sphinx's default URL when a page is viewed.
@@ -47,6 +49,10 @@ myst_enable_extensions = ["deflist", "dollarmath"]
 myst_heading_anchors = 3
 
 autodoc_member_order = "bysource"
+# The empirical layer's API pages need torch only to import it; without torch they are
+# built from mocks.
+if importlib.util.find_spec("torch") is None:
+    autodoc_mock_imports = ["torch", "entmax"]
 autodoc_typehints = "signature"
 
 python_maximum_signature_line_length = 88

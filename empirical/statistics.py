@@ -335,7 +335,7 @@ def _targets(
         )
         targets.append(_target(name, not behind, detail))
 
-    name = "no T1 violations"
+    name = "no T1 or T10 violations"
     if checked == 0:
         targets.append(_target(name, None, "no softmax-family rows were checked"))
     else:

@@ -89,14 +89,15 @@ def _print_summary(metrics: dict[str, Any], summary: dict[str, Any], out: Path) 
     print(_accuracy_table(summary, metrics["config"]["sizes"]))
     for name, bound in summary["bound"].items():
         print(
-            f"T1 check, {name}: {bound['violations']} violations in {bound['rows_checked']} rows "
-            f"(largest p_max/bound {bound['ratio_max']:.3g})"
+            f"bound check, {name}: {bound['violations']} T1 and "
+            f"{bound['gap_floor_violations']} T10-floor violations in {bound['rows_checked']} "
+            f"rows (largest p_max/T1 bound {bound['ratio_max']:.3g})"
         )
     for target in summary["targets"]:
         mark = {True: "✓", False: "✗", None: "–"}[target["passed"]]
         print(f"{mark} {target['name']}: {target['detail']}")
     print(f"report: {out / 'report.md'}")
-    print("PASSED" if summary["passed"] else "FAILED: T1 violated")
+    print("PASSED" if summary["passed"] else "FAILED: a bound was violated")
 
 
 def run_experiment_command(args: argparse.Namespace) -> int:

@@ -260,7 +260,7 @@ def test_injected_violation_fails_the_run(tmp_path: Path) -> None:
     markdown = render_markdown(metrics, summary, [])
     assert "**Result: FAILED** — 2 rows break T1 or T10's floor" in markdown
     assert "**2 rows violate T1 or T10's floor beyond float tolerance.**" in markdown
-    assert "✗ | no T1 violations" in markdown
+    assert "✗ | no T1 or T10 violations" in markdown
 
 
 def test_a_row_below_t10s_floor_fails_the_run() -> None:
