@@ -126,7 +126,7 @@ PRESETS: dict[str, ExperimentConfig] = {
         learning_rate=1e-3,
         width=128,
         test_sets=1024,
-        chunk_items=2**20,
+        chunk_items=2**18,
     ),
 }
 """``quick``: 5 seeds of softmax (+ adaptive at inference) and SSMax up to n = 4096, a few

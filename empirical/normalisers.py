@@ -76,6 +76,8 @@ class Normaliser(nn.Module):
 
     @staticmethod
     def _softmax(logits: torch.Tensor, beta: torch.Tensor) -> Normalised:
+        # Shift before scaling: β e can overflow where β (e − max e) cannot, and the shift
+        # changes neither the weights nor the spread T1 is checked with.
         scaled = beta[..., None] * (logits - logits.detach().amax(-1, keepdim=True))
         return Normalised(torch.softmax(scaled, dim=-1), scaled, beta)
 

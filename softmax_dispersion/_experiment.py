@@ -11,7 +11,13 @@ from typing import Any
 
 from softmax_dispersion._parsing import parse_sizes
 
-__all__ = ["ExperimentUsageError", "run_experiment_command", "run_report_command"]
+__all__ = [
+    "ExperimentUsageError",
+    "accuracy_table",
+    "add_parsers",
+    "run_experiment_command",
+    "run_report_command",
+]
 
 INSTALL_HINT = "it needs torch: pip install 'softmax-dispersion[empirical]'"
 
@@ -74,7 +80,8 @@ def _default_out() -> Path:
     return Path(f"max-retrieval-{time.strftime('%Y%m%d-%H%M%S')}")
 
 
-def _accuracy_table(summary: dict[str, Any], sizes: list[int]) -> str:
+def accuracy_table(summary: dict[str, Any], sizes: list[int]) -> str:
+    """The summary's accuracies, mean ± standard error per size, as a plain-text table."""
     lines = [f"{'accuracy (%)':<21}" + "".join(f"{n:>12}" for n in sizes)]
     for name, by_size in summary["accuracy"].items():
         cells = []
@@ -86,7 +93,7 @@ def _accuracy_table(summary: dict[str, Any], sizes: list[int]) -> str:
 
 
 def _print_summary(metrics: dict[str, Any], summary: dict[str, Any], out: Path) -> None:
-    print(_accuracy_table(summary, metrics["config"]["sizes"]))
+    print(accuracy_table(summary, metrics["config"]["sizes"]))
     for name, bound in summary["bound"].items():
         print(
             f"bound check, {name}: {bound['violations']} T1 and "

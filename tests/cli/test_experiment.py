@@ -170,3 +170,15 @@ def test_out_must_be_new_empty_and_writable(
     assert "not writable" in capsys.readouterr().err
     assert _run(tmp_path / "notes.txt") == 2
     assert "is a file" in capsys.readouterr().err
+
+
+def test_without_torch_the_commands_say_how_to_get_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now fails
+    assert _run(tmp_path / "run") == 2
+    assert "pip install 'softmax-dispersion[empirical]'" in capsys.readouterr().err
+    assert main(["report", str(tmp_path)]) == 2
+    assert "needs torch" in capsys.readouterr().err
