@@ -83,6 +83,14 @@ def t1_tolerance(n: int, spread: torch.Tensor, dtype: torch.dtype) -> torch.Tens
     return bound + torch.finfo(dtype).eps / 2
 
 
+def _spread_and_tolerance(
+    weights: torch.Tensor, exponentiated: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    # Each row's spread (float64) and T12's relative tolerance for it.
+    spread = (exponentiated.amax(-1) - exponentiated.amin(-1)).double()
+    return spread, t1_tolerance(exponentiated.shape[-1], spread, weights.dtype)
+
+
 def check_t1(weights: torch.Tensor, exponentiated: torch.Tensor) -> BoundCheck:
     """Check T1 on every row of ``weights = softmax(exponentiated)`` (last axis).
 
@@ -117,11 +125,10 @@ def check_t1(weights: torch.Tensor, exponentiated: torch.Tensor) -> BoundCheck:
     [True]
     """
     n = exponentiated.shape[-1]
-    spread = (exponentiated.amax(-1) - exponentiated.amin(-1)).double()
+    spread, tolerance = _spread_and_tolerance(weights, exponentiated)
     capped = spread.clamp(max=_LARGEST_SPREAD)
     upper = torch_function(dispersion_upper)(n, capped, 1.0)
     lower = torch_function(dispersion_lower)(n, spread, 1.0)
-    tolerance = t1_tolerance(n, spread, weights.dtype)
     largest = weights.amax(-1).double()
     smallest = weights.amin(-1).double()
     # A weight below the dtype's smallest normal may underflow to 0 (or be flushed).
@@ -183,7 +190,6 @@ def check_gap_floor(weights: torch.Tensor, exponentiated: torch.Tensor) -> GapFl
     lead = top_two[..., 0] - top_two[..., 1]
     # The theory's formula with s log n = 1: the lead already includes β.
     floor = torch_function(length_scaled_gap_bound)(n, 1 / math.log(n), lead)
-    spread = (exponentiated.amax(-1) - exponentiated.amin(-1)).double()
-    tolerance = t1_tolerance(n, spread, weights.dtype)
+    _, tolerance = _spread_and_tolerance(weights, exponentiated)
     violations = weights.amax(-1).double() < floor * (1 - tolerance)
     return GapFloorCheck(floor, violations)

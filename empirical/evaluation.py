@@ -13,7 +13,12 @@ import torch
 from softmax_dispersion.empirical.bound_check import check_gap_floor, check_t1
 from softmax_dispersion.empirical.config import ExperimentConfig
 from softmax_dispersion.empirical.model import MaxRetrievalModel
-from softmax_dispersion.empirical.normalisers import Normaliser, ScalableSoftmax, make_normaliser
+from softmax_dispersion.empirical.normalisers import (
+    Normalised,
+    Normaliser,
+    ScalableSoftmax,
+    make_normaliser,
+)
 from softmax_dispersion.empirical.task import MaxRetrievalBatch, max_retrieval_batch
 from softmax_dispersion.empirical.training import data_seed
 
@@ -74,11 +79,11 @@ def _runner_up_gap(logits: torch.Tensor) -> torch.Tensor:
 def _measure(
     model: MaxRetrievalModel,
     normaliser: Normaliser,
+    attention: Normalised,
     logits: torch.Tensor,
     values: torch.Tensor,
     batch: MaxRetrievalBatch,
 ) -> dict[str, torch.Tensor]:
-    attention = normaliser(logits)
     pooled = torch.einsum("mbn,mbnd->mbd", attention.weights, values)
     predicted = model.predictor(pooled).argmax(-1)
     weights = attention.weights
@@ -241,14 +246,14 @@ def evaluate(
         for items, batch in test_chunks(config, seeds, n, device):
             logits, values = model.attention_logits(items)
             for name, normaliser in modules.items():
-                measured = _measure(model, normaliser, logits, values, batch)
+                attention = normaliser(logits)
+                measured = _measure(model, normaliser, attention, logits, values, batch)
                 for key, value in measured.items():
                     parts[name][key].append(value.cpu())
                 drawn = heatmaps[name].setdefault(n, [])
                 if len(drawn) < config.heatmap_sets:
-                    weights = normaliser(logits).weights
                     missing = config.heatmap_sets - len(drawn)
-                    drawn += _heatmap_rows(weights, batch.items[..., 0], missing)
+                    drawn += _heatmap_rows(attention.weights, batch.items[..., 0], missing)
         for name, normaliser in modules.items():
             joined = {key: torch.cat(values, dim=1) for key, values in parts[name].items()}
             for member, seed in enumerate(seeds):

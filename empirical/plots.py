@@ -19,6 +19,7 @@ from softmax_dispersion.empirical.statistics import (
     PAPER_ACCURACY,
     SOFTMAX_FAMILY,
     mean_and_standard_error,
+    metric_number,
 )
 
 if TYPE_CHECKING:
@@ -59,10 +60,6 @@ def _save(fig: Figure, path: Path | str) -> Path:
     return path
 
 
-def _number(value: Any) -> float:
-    return math.nan if value is None else float(value)
-
-
 def _series(
     metrics: Mapping[str, Any], normaliser: str, column: str, scale: float = 1.0
 ) -> tuple[list[int], list[float], list[float]]:
@@ -70,7 +67,7 @@ def _series(
     by_size: dict[int, list[float]] = {}
     for row in metrics.get("rows", []):
         if row["normaliser"] == normaliser:
-            by_size.setdefault(int(row["n"]), []).append(scale * _number(row.get(column)))
+            by_size.setdefault(int(row["n"]), []).append(scale * metric_number(row.get(column)))
     sizes, means, errors = [], [], []
     for n in sorted(by_size):
         mean, se = mean_and_standard_error(by_size[n])
@@ -134,7 +131,7 @@ def heatmap_figure(metrics: Mapping[str, Any], normaliser: str, path: Path | str
     )
     image = None
     for ax, n in zip(axes[0], sizes, strict=True):
-        grid = np.array([[_number(v) for v in row] for row in maps[n]], dtype=float)
+        grid = np.array([[metric_number(v) for v in row] for row in maps[n]], dtype=float)
         if grid.size == 0:
             grid = np.full((1, 1), np.nan)
         image = ax.imshow(

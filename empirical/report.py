@@ -17,6 +17,7 @@ from softmax_dispersion.empirical.statistics import (
     PAPER_ACCURACY,
     PAPER_SOURCE,
     SOFTMAX_FAMILY,
+    metric_number,
     summarise,
 )
 
@@ -67,12 +68,8 @@ def _display(name: str) -> str:
     return DISPLAY_NAMES.get(name, name)
 
 
-def _number(value: Any) -> float:
-    return math.nan if value is None else float(value)
-
-
 def _fmt(value: Any, spec: str = ".3g", empty: str = "–") -> str:
-    number = _number(value)
+    number = metric_number(value)
     return empty if math.isnan(number) else format(number, spec)
 
 
@@ -307,7 +304,7 @@ def _bound_section(summary: Mapping[str, Any], sizes: list[int]) -> list[str]:
     # Normalisers whose bound is loose at the same sizes share one sentence.
     groups: dict[tuple[tuple[int, ...], tuple[int, ...]], list[str]] = {}
     for name, b in bound.items():
-        medians = {n: _number(v.get("bound_median")) for n, v in b["by_size"].items()}
+        medians = {n: metric_number(v.get("bound_median")) for n, v in b["by_size"].items()}
         # At n = 1 the bound is 1 whatever the spread: nothing to say.
         half = tuple(n for n, v in medians.items() if v >= 0.5 and n > 1)
         loose = tuple(n for n, v in medians.items() if v >= _LOOSE_BOUND and n > 1)
@@ -362,15 +359,15 @@ def _escape_section(summary: Mapping[str, Any]) -> list[str]:
         ]
         # sΔ is undefined at n = 1 (no runner-up); those sizes say nothing about escape.
         fractions = {
-            n: _number(v["s_gap_above_one"])
+            n: metric_number(v["s_gap_above_one"])
             for n, v in by_size.items()
-            if not math.isnan(_number(v["s_gap_above_one"]))
+            if not math.isnan(metric_number(v["s_gap_above_one"]))
         }
         mostly = [n for n, f in fractions.items() if f > 0.5]
         rest = [n for n, f in fractions.items() if f <= 0.5]
 
         def span(ns: list[int], values: Mapping[int, Mapping[str, Any]] = by_size) -> str:
-            p = [f"{_number(values[n]['p_max']):.3f}" for n in ns]
+            p = [f"{metric_number(values[n]['p_max']):.3f}" for n in ns]
             low, high = min(p, key=float), max(p, key=float)
             return low if low == high else f"{low}–{high}"
 

@@ -26,6 +26,7 @@ __all__ = [
     "SOFTMAX_FAMILY",
     "SPARSE",
     "mean_and_standard_error",
+    "metric_number",
     "paired_test",
     "summarise",
 ]
@@ -65,7 +66,7 @@ OUT_OF_DISTRIBUTION = 256
 """From this size on adaptive temperature is expected to match or beat softmax."""
 
 
-def _number(value: Any) -> float:
+def metric_number(value: Any) -> float:
     """A metrics value as a float; ``None`` (JSON null) becomes NaN."""
     return math.nan if value is None else float(value)
 
@@ -187,7 +188,7 @@ def _accuracy_table(
     for name in normalisers:
         table[name] = {}
         for n, by_seed in sorted(index[name].items()):
-            values = [100 * _number(row.get("accuracy")) for row in by_seed.values()]
+            values = [100 * metric_number(row.get("accuracy")) for row in by_seed.values()]
             mean, se = mean_and_standard_error(values)
             kept = sum(not math.isnan(v) for v in values)
             table[name][n] = {"mean": _clean(mean), "se": _clean(se), "seeds": kept}
@@ -207,8 +208,8 @@ def _paired(
         for n, by_seed in sorted(index[name].items()):
             base = index["softmax"].get(n, {})
             seeds = sorted(set(by_seed) & set(base))
-            a = [100 * _number(by_seed[s].get("accuracy")) for s in seeds]
-            b = [100 * _number(base[s].get("accuracy")) for s in seeds]
+            a = [100 * metric_number(by_seed[s].get("accuracy")) for s in seeds]
+            b = [100 * metric_number(base[s].get("accuracy")) for s in seeds]
             difference = _finite_mean(x - y for x, y in zip(a, b, strict=True))
             paired[name][n] = {"difference": _clean(difference), "p": paired_test(a, b)}
     return paired
@@ -222,16 +223,18 @@ def _bound(
         if name not in SOFTMAX_FAMILY:
             continue
         rows = [row for by_seed in index[name].values() for row in by_seed.values()]
-        ratio_max = [_number(r.get("bound_ratio_max")) for r in rows]
+        ratio_max = [metric_number(r.get("bound_ratio_max")) for r in rows]
         ratio_median = [
-            v for v in (_number(r.get("bound_ratio_median")) for r in rows) if not math.isnan(v)
+            v
+            for v in (metric_number(r.get("bound_ratio_median")) for r in rows)
+            if not math.isnan(v)
         ]
         finite_max = [v for v in ratio_max if not math.isnan(v)]
         by_size: dict[int, dict[str, float | None]] = {}
         for n, by_seed in sorted(index[name].items()):
             seed_rows = list(by_seed.values())
             by_size[n] = {
-                key: _clean(_finite_mean(_number(r.get(column)) for r in seed_rows))
+                key: _clean(_finite_mean(metric_number(r.get(column)) for r in seed_rows))
                 for key, column in (
                     ("delta_mean", "delta_mean"),
                     ("beta_mean", "beta_mean"),
@@ -246,7 +249,7 @@ def _bound(
             "ratio_median": float(np.median(ratio_median)) if ratio_median else None,
             "fixed_theta_exceeded": sum(int(r.get("fixed_theta_exceeded") or 0) for r in rows),
             "gap_floor_violations": sum(int(r.get("gap_floor_violations") or 0) for r in rows),
-            "delta_mean": _clean(_finite_mean(_number(r.get("delta_mean")) for r in rows)),
+            "delta_mean": _clean(_finite_mean(metric_number(r.get("delta_mean")) for r in rows)),
             "by_size": by_size,
         }
     return bound
@@ -263,7 +266,7 @@ def _per_size_means(
             continue
         out[name] = {
             n: {
-                key: _clean(_finite_mean(_number(r.get(column)) for r in by_seed.values()))
+                key: _clean(_finite_mean(metric_number(r.get(column)) for r in by_seed.values()))
                 for key, column in columns.items()
             }
             for n, by_seed in sorted(index[name].items())
