@@ -1,6 +1,6 @@
 """The empirical layer: attention heads trained on max retrieval, held to claim T1.
 
-Needs torch (``pip install 'softmax-dispersion[empirical]'``); importing
+Needs torch (from a checkout: ``pip install '.[empirical]'``); importing
 :mod:`softmax_dispersion` alone never imports it.  The pieces:
 
 :mod:`~softmax_dispersion.empirical.task`

@@ -145,12 +145,13 @@ def _check_out(out: Path, header: dict[str, Any], resume: bool) -> None:
     config_path = out / "config.json"
     if out.exists() and not out.is_dir():
         raise ExperimentError(f"--out {out} is a file, not a folder")
+    if resume and not config_path.is_file():
+        what = "does not exist" if not out.exists() else "holds no config.json"
+        raise ExperimentError(f"--resume: {out} {what}; there is nothing to resume")
     if out.is_dir() and any(out.iterdir()):
         if not resume:
             hint = " (an earlier run: add --resume to finish it)" if config_path.is_file() else ""
             raise ExperimentError(f"--out {out} is not empty{hint}")
-        if not config_path.is_file():
-            raise ExperimentError(f"--resume: {out} holds no config.json; it is not a run folder")
         saved = json.loads(config_path.read_text())
         if saved.get("config") != header["config"]:
             raise ExperimentError(f"--resume: {out} was started with another config")
@@ -242,9 +243,11 @@ def run_experiment(
         "device": describe_device(torch_device),
         "versions": {"torch": torch.__version__, "softmax_dispersion": __version__},
     }
-    _check_out(out, header, resume)
+    # Every argument is checked before the run folder is created, so that a refused
+    # command leaves nothing behind.
     if from_checkpoint is not None and not (from_checkpoint / "checkpoints").is_dir():
         raise ExperimentError(f"--from-checkpoint: {from_checkpoint} has no checkpoints/ folder")
+    _check_out(out, header, resume)
     if not (out / "config.json").is_file():
         _write_json(out / "config.json", header)
     started = time.perf_counter()

@@ -21,7 +21,14 @@ from softmax_dispersion.empirical.statistics import (
     summarise,
 )
 
-__all__ = ["DISPLAY_NAMES", "ROW_COLUMNS", "render_markdown", "write_report", "write_rows_csv"]
+__all__ = [
+    "DISPLAY_NAMES",
+    "ROW_COLUMNS",
+    "accuracy_table",
+    "render_markdown",
+    "write_report",
+    "write_rows_csv",
+]
 
 ROW_COLUMNS = (
     "normaliser",
@@ -124,6 +131,18 @@ def _range(pair: Any) -> str:
     if isinstance(pair, list | tuple) and len(pair) == 2:
         return f"{pair[0]}–{pair[1]}"
     return "?" if pair is None else str(pair)
+
+
+def accuracy_table(summary: dict[str, Any], sizes: list[int]) -> str:
+    """The summary's accuracies, mean ± standard error per size, as a plain-text table."""
+    lines = [f"{'accuracy (%)':<21}" + "".join(f"{n:>12}" for n in sizes)]
+    for name, by_size in summary["accuracy"].items():
+        cells = []
+        for n in sizes:
+            cell = by_size.get(str(n), by_size.get(n))
+            cells.append(f"{cell['mean']:6.1f} ±{cell['se']:4.1f}" if cell else "")
+        lines.append(f"{name:<21}" + "".join(f"{c:>12}" for c in cells))
+    return "\n".join(lines)
 
 
 def _header(metrics: Mapping[str, Any], summary: Mapping[str, Any]) -> list[str]:

@@ -43,7 +43,6 @@ from softmax_dispersion.numerics.formulas import (
     ball_enclosure,
     ball_value,
     certainly_greater,
-    exact_value,
     interval_ball,
 )
 from softmax_dispersion.numerics.rounding import Dyadic
@@ -61,7 +60,7 @@ from softmax_dispersion.theory.dispersion import (
     paper_upper,
 )
 from softmax_dispersion.theory.dispersion_size import dispersion_size
-from softmax_dispersion.theory.formulas import Formula
+from softmax_dispersion.theory.formulas import Formula, exact_value
 from softmax_dispersion.theory.length_scaling import length_scaled_spike_max
 
 if TYPE_CHECKING:
@@ -98,8 +97,6 @@ TIGHT_BITS = 64
 """Enclosures this tight (relative width ``<= 2**−64``) can certify attainment."""
 DEFAULT_SIZES: tuple[int, ...] = (16, 1024, 2**20, 10**9, 10**12, 10**15, 10**18)
 """Row lengths for the size sweeps."""
-MAX_PRECISION = 1 << 14
-"""The default cap of the checks' precision ladders, in bits."""
 _ONE: Dyadic = (1, 0)
 
 
@@ -422,7 +419,7 @@ def check_dispersion(
     bounds: Sequence[Bound] = DISPERSION_BOUNDS,
     engine: str | None = None,
     precision: int = 128,
-    max_precision: int = MAX_PRECISION,
+    max_precision: int = DEFAULT_MAX_PRECISION,
 ) -> DispersionCheck:
     """Check T1 (tight) and T2 (the paper's form) on a finite logit sequence, certified.
 
@@ -636,7 +633,7 @@ def check_dispersion_size(
     *,
     engine: str | None = None,
     precision: int = 128,
-    max_precision: int = MAX_PRECISION,
+    max_precision: int = DEFAULT_MAX_PRECISION,
 ) -> DispersionSizeCheck:
     """Check T4: at ``n = ⌈n*(ε)⌉`` the spike's top coefficient is <= ε, one below it > ε.
 
@@ -847,7 +844,7 @@ def length_scaling_regimes(
     *,
     engine: str | None = None,
     precision: int = 128,
-    max_precision: int = MAX_PRECISION,
+    max_precision: int = DEFAULT_MAX_PRECISION,
 ) -> LengthScalingReport:
     """T10: the spike's top coefficient under ``β = s·log n``, certified, at each size.
 

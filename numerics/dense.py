@@ -38,7 +38,6 @@ from softmax_dispersion.numerics.evaluate import (
     DEFAULT_MAX_PRECISION,
     Enclosure,
     certified_softmax,
-    exact_number,
 )
 from softmax_dispersion.numerics.rounding import (
     FORMATS,
@@ -47,6 +46,7 @@ from softmax_dispersion.numerics.rounding import (
     round_dyadic,
 )
 from softmax_dispersion.numerics.sequence import LogitSequence
+from softmax_dispersion.theory.formulas import exact_value
 
 __all__ = [
     "DenseEvaluation",
@@ -1020,12 +1020,8 @@ def certified_softmax_dense(
         raise ValueError("a logit sequence needs at least one value (n >= 1)")
     if not (np.issubdtype(data.dtype, np.floating) or np.issubdtype(data.dtype, np.integer)):
         raise TypeError(f"expected real numbers, got dtype {data.dtype}")
-    exact_theta = exact_number(theta, "theta")
-    if exact_theta <= 0:
-        raise ValueError(f"theta must be > 0, got {theta}")
-    exact_s = None if s is None else exact_number(s, "s")
-    if exact_s is not None and exact_s <= 0:
-        raise ValueError(f"s must be > 0, got {s}")
+    exact_theta = exact_value("theta", theta)
+    exact_s = None if s is None else exact_value("s", s)
     fmt = float_format(format)
     bk = backend(engine)
     shape = data.shape

@@ -29,6 +29,7 @@ from softmax_dispersion.numerics.rounding import (
     round_dyadic,
 )
 from softmax_dispersion.numerics.sequence import LogitSequence
+from softmax_dispersion.theory.formulas import exact_value
 
 __all__ = [
     "DEFAULT_MAX_PRECISION",
@@ -39,7 +40,6 @@ __all__ = [
     "certified_entropy",
     "certified_logsumexp",
     "certified_softmax",
-    "exact_number",
 ]
 
 DEFAULT_MAX_PRECISION = 1 << 16
@@ -50,20 +50,6 @@ Status = Literal["ok", "nan", "undefined"]
 
 class PrecisionError(ValueError):
     """The precision cap is below what the request needs."""
-
-
-def exact_number(value: object, name: str) -> Fraction:
-    """Read a parameter (int, float, Fraction or decimal string) as an exact fraction."""
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"{name} must be a finite number, got {value}")
-        return Fraction(value)
-    try:
-        return Fraction(str(value).strip())
-    except (ValueError, ZeroDivisionError):
-        raise ValueError(f"{name} must be a finite number, got {value!r}") from None
 
 
 @dataclass(frozen=True)
@@ -216,12 +202,8 @@ def _check_cap(max_precision: int, fmt: FloatFormat | None) -> None:
 def _prepare(
     theta: object, s: object, fmt_name: str | None, max_precision: int
 ) -> tuple[Fraction, Fraction | None, FloatFormat | None]:
-    exact_theta = exact_number(theta, "theta")
-    if exact_theta <= 0:
-        raise ValueError(f"theta must be > 0, got {theta}")
-    exact_s = None if s is None else exact_number(s, "s")
-    if exact_s is not None and exact_s <= 0:
-        raise ValueError(f"s must be > 0, got {s}")
+    exact_theta = exact_value("theta", theta)
+    exact_s = None if s is None else exact_value("s", s)
     fmt = None if fmt_name is None else float_format(fmt_name)
     _check_cap(max_precision, fmt)
     return exact_theta, exact_s, fmt

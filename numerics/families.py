@@ -36,6 +36,7 @@ from softmax_dispersion.numerics.rounding import (
     round_dyadic,
 )
 from softmax_dispersion.numerics.sequence import LogitSequence
+from softmax_dispersion.theory.formulas import exact_value
 
 __all__ = [
     "DENSE_LIMIT",
@@ -85,34 +86,15 @@ def _length(n: object, minimum: int = 1, maximum: int | None = None) -> int:
     return int(n)
 
 
-def _number(name: str, value: object) -> Fraction:
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"{name} must be a finite number, got {value}")
-        return Fraction(value)
-    if isinstance(value, np.floating):
-        return _number(name, float(value))
-    if isinstance(value, (int, np.integer)):
-        return Fraction(int(value))
-    if isinstance(value, Fraction):
-        return value
-    try:
-        return Fraction(str(value).strip())
-    except (ValueError, ZeroDivisionError):
-        raise ValueError(f"{name} must be a finite number, got {value!r}") from None
-
-
 def _spread(delta: object) -> Fraction:
-    exact = _number("delta", delta)
+    exact = exact_value("delta", delta)
     if exact < 0:
         raise ValueError(f"delta must be a number >= 0, got {delta}")
     return exact
 
 
 def _float(name: str, value: object) -> float:
-    number = float(_number(name, value))
+    number = float(exact_value(name, value))
     if not math.isfinite(number):
         raise ValueError(f"{name} must be a finite binary64 number, got {value!r}")
     return number

@@ -22,7 +22,7 @@ from softmax_dispersion.numerics import _dyadic
 from softmax_dispersion.numerics._backends import Backend
 from softmax_dispersion.numerics.evaluate import Enclosure
 from softmax_dispersion.numerics.rounding import Dyadic
-from softmax_dispersion.theory.formulas import DOMAINS, Formula
+from softmax_dispersion.theory.formulas import Formula, exact_value
 
 if TYPE_CHECKING:
     import sympy as sp
@@ -32,59 +32,11 @@ __all__ = [
     "ball_value",
     "certainly_greater",
     "certainly_less",
-    "exact_value",
     "interval_ball",
 ]
 
 #: Python types read as exact numbers by :func:`ball_value`; anything else is a ball.
 _EXACT_TYPES = (int, float, Fraction, str)
-
-
-def exact_value(name: str, value: object) -> Fraction:
-    """Read ``value`` as an exact fraction and check it against ``name``'s domain.
-
-    Floats are read as the exact binary numbers they are (``0.1`` is
-    ``3602879701896397/36028797018963968``); decimal strings as written (``"0.1"`` is
-    ``1/10``).  The domains are those of
-    :data:`~softmax_dispersion.theory.formulas.DOMAINS` (``n`` an integer >= 1,
-    ``theta`` > 0, ...).
-
-    Raises
-    ------
-    ValueError
-        For a non-finite value or one outside the domain, naming the parameter.
-
-    Examples
-    --------
-    >>> exact_value("delta", "2.5"), exact_value("n", 10**18)
-    (Fraction(5, 2), Fraction(1000000000000000000, 1))
-    >>> exact_value("theta", 0)
-    Traceback (most recent call last):
-    ...
-    ValueError: theta must be a number > 0, got 0
-    """
-    import sympy as sp
-
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    if isinstance(value, Fraction):
-        exact = value
-    elif isinstance(value, (int, float)):
-        if not math.isfinite(value):
-            raise ValueError(f"{name} must be a finite number, got {value}")
-        exact = Fraction(value)
-    elif isinstance(value, sp.Rational):
-        exact = Fraction(int(value.p), int(value.q))
-    else:
-        try:
-            exact = Fraction(str(value).strip())
-        except (ValueError, ZeroDivisionError):
-            raise ValueError(f"{name} must be a finite number, got {value!r}") from None
-    if name in DOMAINS:
-        expected, admissible = DOMAINS[name]
-        if not admissible(sp.Rational(exact.numerator, exact.denominator)):
-            raise ValueError(f"{name} must be {expected}, got {value}")
-    return exact
 
 
 def interval_ball(bk: Backend, lower: Dyadic, upper: Dyadic) -> Any:

@@ -25,17 +25,16 @@ from softmax_dispersion.numerics.checks import (
     enclosure_dict,
     resolution_bits,
 )
-from softmax_dispersion.numerics.evaluate import Enclosure
-from softmax_dispersion.numerics.formulas import ball_enclosure, ball_value, exact_value
+from softmax_dispersion.numerics.evaluate import DEFAULT_MAX_PRECISION, Enclosure
+from softmax_dispersion.numerics.formulas import ball_enclosure, ball_value
 from softmax_dispersion.numerics.sequence import LogitSequence
 from softmax_dispersion.theory.dispersion import dispersion_upper
+from softmax_dispersion.theory.formulas import exact_value
 
-__all__ = ["MAX_SEARCH_N", "MAX_SEARCH_PRECISION", "SearchResult", "adversarial_search"]
+__all__ = ["MAX_SEARCH_N", "SearchResult", "adversarial_search"]
 
 MAX_SEARCH_N = 1024
 """The largest ``n`` searched (each sweep costs ``O(n²)`` high-precision operations)."""
-MAX_SEARCH_PRECISION = 1 << 14
-"""The most bits the ascent may need (``precision`` plus ``log2 exp(δ/θ)``)."""
 
 
 @dataclass(frozen=True)
@@ -226,10 +225,10 @@ def adversarial_search(
 
     # Resolve 1 − p next to p ≈ 1 (large δ/θ), and exp(δ/θ) − 1 next to 1 (tiny δ/θ).
     bits = precision + resolution_bits(exact_delta / exact_theta) + n.bit_length()
-    if bits > MAX_SEARCH_PRECISION:
+    if bits > DEFAULT_MAX_PRECISION:
         raise ValueError(
             f"delta/theta = {float(exact_delta / exact_theta):g} needs {bits} bits to compare "
-            f"the coefficients, beyond {MAX_SEARCH_PRECISION}"
+            f"the coefficients, beyond {DEFAULT_MAX_PRECISION}"
         )
     ctx = mpmath.MPContext()
     ctx.prec = bits

@@ -18,7 +18,8 @@ HEAVY = ("torch", "jax", "flint", "matplotlib", "hypothesis")
         "softmax_dispersion.numerics",
         "softmax_dispersion.testing",
         "softmax_dispersion.cli",
-        "softmax_dispersion._experiment",
+        "softmax_dispersion.cli.experiment",
+        "softmax_dispersion.reproduce",
     ],
 )
 def test_import_is_light(module: str) -> None:

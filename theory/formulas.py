@@ -6,14 +6,17 @@ Later layers never retype a formula: they take :attr:`Formula.numpy` or
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 from typing import Any
 
 import sympy as sp
 
-__all__ = ["DOMAINS", "FORMULAS", "Formula", "formula", "parameter_value"]
+__all__ = ["DOMAINS", "FORMULAS", "Formula", "exact_value", "formula", "parameter_value"]
 
 DOMAINS: dict[str, tuple[str, Callable[[sp.Rational], bool]]] = {
     "n": ("an integer >= 1", lambda v: bool(v.is_integer and v >= 1)),
@@ -26,35 +29,64 @@ DOMAINS: dict[str, tuple[str, Callable[[sp.Rational], bool]]] = {
 """The admissible values of the named parameters, for checking user input."""
 
 
-def parameter_value(name: str, value: object) -> sp.Rational:
-    """Read ``value`` as an exact rational and check it against ``name``'s domain.
+def exact_value(name: str, value: object) -> Fraction:
+    """Read ``value`` as an exact fraction and check it against ``name``'s domain.
 
-    Decimal strings and floats are read exactly as written (``"0.1"`` is 1/10).
+    This is the one reader of user-given numbers for every layer and the command line.
+    Floats (and numpy's floating scalars) are read as the exact binary numbers they are
+    (``0.1`` is ``3602879701896397/36028797018963968``); decimal strings as written
+    (``"0.1"`` is ``1/10``).  Names in :data:`DOMAINS` are checked against their domain
+    (``n`` an integer >= 1, ``theta`` > 0, ...); other names only need a finite number.
 
     Raises
     ------
     ValueError
-        When the value is not a finite number or lies outside the domain; the message
-        names the parameter and what was expected.
+        For a non-finite value or one outside the domain, naming the parameter.
+
+    Examples
+    --------
+    >>> exact_value("delta", "2.5"), exact_value("n", 10**18)
+    (Fraction(5, 2), Fraction(1000000000000000000, 1))
+    >>> exact_value("theta", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: theta must be a number > 0, got 0
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if isinstance(value, Fraction):
+        exact = value
+    elif isinstance(value, numbers.Integral):
+        exact = Fraction(int(value))
+    elif isinstance(value, sp.Rational):
+        exact = Fraction(int(value.p), int(value.q))
+    elif isinstance(value, numbers.Real):  # float, numpy floating scalars
+        as_float = float(value)
+        if not math.isfinite(as_float):
+            raise ValueError(f"{name} must be a finite number, got {value}")
+        exact = Fraction(as_float)
+    else:
+        try:
+            exact = Fraction(str(value).strip().replace("_", ""))
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"{name} must be a finite number, got {value!r}") from None
+    if name in DOMAINS:
+        expected, admissible = DOMAINS[name]
+        if not admissible(sp.Rational(exact.numerator, exact.denominator)):
+            raise ValueError(f"{name} must be {expected}, got {value}")
+    return exact
+
+
+def parameter_value(name: str, value: object) -> sp.Rational:
+    """:func:`exact_value` as a sympy rational, for substituting into the claims.
 
     Examples
     --------
     >>> parameter_value("epsilon", "0.01")
     1/100
-    >>> parameter_value("theta", 0)
-    Traceback (most recent call last):
-    ...
-    ValueError: theta must be a number > 0, got 0
     """
-    try:
-        exact = sp.Rational(str(value).strip())
-    except (TypeError, ValueError, SyntaxError) as error:
-        raise ValueError(f"{name} must be a finite number, got {value!r}") from error
-    if name in DOMAINS:
-        expected, admissible = DOMAINS[name]
-        if not admissible(exact):
-            raise ValueError(f"{name} must be {expected}, got {value}")
-    return exact
+    exact = exact_value(name, value)
+    return sp.Rational(exact.numerator, exact.denominator)
 
 
 @dataclass(frozen=True)

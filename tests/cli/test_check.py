@@ -12,14 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from softmax_dispersion._check import (
+from softmax_dispersion.cli import main
+from softmax_dispersion.testing.targets import (
     KIND_NAMES,
-    CheckUsageError,
+    TargetError,
     numpy_log_softmax,
     numpy_softmax,
     resolve_target,
 )
-from softmax_dispersion.cli import main
 
 
 def core_available() -> bool:
@@ -88,7 +88,7 @@ def test_builtins_resolve_with_their_library() -> None:
     if find_spec("torch") is not None:
         assert resolve_target("torch").library == "torch"
     else:
-        with pytest.raises(CheckUsageError, match="needs torch"):
+        with pytest.raises(TargetError, match="needs torch"):
             resolve_target("torch")
     x = np.array([0.0, np.log(3.0)])
     assert np.allclose(resolve_target("scipy").fn(x), [0.25, 0.75])

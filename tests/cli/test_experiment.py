@@ -179,6 +179,16 @@ def test_without_torch_the_commands_say_how_to_get_it(
 
     monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now fails
     assert _run(tmp_path / "run") == 2
-    assert "pip install 'softmax-dispersion[empirical]'" in capsys.readouterr().err
+    assert "pip install '.[empirical]'" in capsys.readouterr().err
+
+
+def test_report_on_the_main_jobs_folder_points_to_its_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "max-retrieval").mkdir()
+    (tmp_path / "max-retrieval" / "metrics.json").write_text("{}")
     assert main(["report", str(tmp_path)]) == 2
-    assert "needs torch" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "holds no metrics.json; its run folder is" in err and "max-retrieval" in err
+    assert main(["report", str(tmp_path / "nothing")]) == 2
+    assert "holds no metrics.json" in capsys.readouterr().err

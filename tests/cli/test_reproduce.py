@@ -16,11 +16,11 @@ def small_experiment(monkeypatch: pytest.MonkeyPatch) -> bool:
     """With torch, the empirical section runs a tiny version of the quick preset."""
     if importlib.util.find_spec("torch") is None:
         return False
-    from softmax_dispersion import _empirical_section
     from softmax_dispersion.empirical import preset
+    from softmax_dispersion.reproduce import empirical as empirical_section
 
     tiny = preset("quick", steps=30, width=16, sizes=(16, 64), seeds=2, test_sets=32)
-    monkeypatch.setattr(_empirical_section, "section_config", lambda: tiny)
+    monkeypatch.setattr(empirical_section, "section_config", lambda: tiny)
     return True
 
 

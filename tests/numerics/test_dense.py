@@ -366,7 +366,7 @@ def test_log_overflow_in_float16() -> None:
 
 
 def test_bad_input_is_named() -> None:
-    with pytest.raises(ValueError, match="theta must be > 0"):
+    with pytest.raises(ValueError, match="theta must be a number > 0"):
         certified_softmax_dense([1.0], theta=0)
     with pytest.raises(ValueError, match="1-D or 2-D"):
         certified_softmax_dense(np.zeros((2, 2, 2)))

@@ -122,7 +122,7 @@ def test_logsumexp_and_entropy() -> None:
 
 def test_bad_input_is_named() -> None:
     spike = LogitSequence.from_runs([(1.0, 1), (0.0, 1)])
-    with pytest.raises(ValueError, match="theta must be > 0"):
+    with pytest.raises(ValueError, match="theta must be a number > 0"):
         certified_softmax(spike, theta=0)
     with pytest.raises(ValueError, match="unknown float format"):
         certified_softmax(spike, format="float8")

@@ -12,18 +12,14 @@ from hypothesis import strategies as st
 from softmax_dispersion.numerics import flint_available
 from softmax_dispersion.numerics._backends import backend
 from softmax_dispersion.numerics._dyadic import compare, decimal_string, is_tight
-from softmax_dispersion.numerics.formulas import (
-    ball_enclosure,
-    ball_value,
-    exact_value,
-    interval_ball,
-)
+from softmax_dispersion.numerics.formulas import ball_enclosure, ball_value, interval_ball
 from softmax_dispersion.theory import FORMULAS
 from softmax_dispersion.theory.adaptive_temperature import (
     adaptive_constants,
     adaptive_inverse_temperature,
 )
 from softmax_dispersion.theory.dispersion import dispersion_upper
+from softmax_dispersion.theory.formulas import exact_value
 
 ENGINES = ["arb", "mpmath"] if flint_available() else ["mpmath"]  # arb is optional
 # sympy is imported inside the tests, after the theory layer, which imports it without

@@ -8,25 +8,25 @@ from typing import Any
 import numpy as np
 import pytest
 
-from softmax_dispersion import _check, _oracle_section
 from softmax_dispersion.reproduce import SECTIONS
+from softmax_dispersion.reproduce import oracle as oracle_section
+from softmax_dispersion.testing import targets
 
 pytestmark = pytest.mark.needs_core
 
 
 def test_registered_after_numerics() -> None:
-    names = [section.__name__ for section in SECTIONS]
-    assert names.index("_oracle_section") == names.index("_numerics_section") + 1
+    assert SECTIONS.index("oracle") == SECTIONS.index("numerics") + 1
 
 
 def test_installed_targets_always_include_numpy() -> None:
-    targets = _oracle_section.installed_targets()
-    assert targets[0] == "numpy" and set(targets) <= set(_oracle_section.ORACLE_TARGETS)
+    installed = oracle_section.installed_targets()
+    assert installed[0] == "numpy" and set(installed) <= set(targets.BUILTIN_TARGETS)
 
 
 def test_numpy_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_oracle_section, "installed_targets", lambda: ["numpy"])
-    section = _oracle_section.oracle_section(tmp_path)
+    monkeypatch.setattr(oracle_section, "installed_targets", lambda: ["numpy"])
+    section = oracle_section.section(tmp_path)
     assert section.name == "oracle" and section.passed, section.table
     assert [(c["library"], c["kind"]) for c in section.data["checks"]] == [
         ("numpy", "softmax"),
@@ -41,16 +41,16 @@ def test_a_failing_library_fails_the_section(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def sloppy(x: Any) -> Any:
-        return np.asarray(_check.numpy_softmax(x) * (1 + 1e-3), dtype=np.asarray(x).dtype)
+        return np.asarray(targets.numpy_softmax(x) * (1 + 1e-3), dtype=np.asarray(x).dtype)
 
-    real = _check.builtin
+    real = targets.builtin
 
-    def builtin(name: str, kind: str = "softmax") -> _check.Target:
+    def builtin(name: str, kind: str = "softmax") -> targets.Target:
         target = real(name, kind)
-        return _check.Target(sloppy, target.name, target.library) if kind == "softmax" else target
+        return targets.Target(sloppy, target.name, target.library) if kind == "softmax" else target
 
-    monkeypatch.setattr(_oracle_section, "installed_targets", lambda: ["numpy"])
-    monkeypatch.setattr(_check, "builtin", builtin)
-    section = _oracle_section.oracle_section(tmp_path)
+    monkeypatch.setattr(oracle_section, "installed_targets", lambda: ["numpy"])
+    monkeypatch.setattr(targets, "builtin", builtin)
+    section = oracle_section.section(tmp_path)
     assert not section.passed
     assert "FAIL" in section.table and section.summary.startswith("1/2")

@@ -1,11 +1,23 @@
-"""The ``certify`` job: certified coefficients of an adversarial family against T1 and T2."""
+"""``softmax-dispersion certify``: an adversarial family's certified coefficients against T1, T2."""
 
 from __future__ import annotations
 
+import argparse
+import json
+import re
+import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from softmax_dispersion.cli._usage import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    read_sizes,
+    usage_error,
+)
 from softmax_dispersion.numerics.checks import (
     DispersionCheck,
     DispersionSizeCheck,
@@ -15,11 +27,12 @@ from softmax_dispersion.numerics.checks import (
     enclosure_dict,
     length_scaling_regimes,
 )
-from softmax_dispersion.numerics.evaluate import Enclosure, exact_number
+from softmax_dispersion.numerics.evaluate import DEFAULT_MAX_PRECISION, Enclosure, PrecisionError
 from softmax_dispersion.numerics.families import FAMILIES
 from softmax_dispersion.numerics.rounding import float_format, round_enclosure
+from softmax_dispersion.theory.formulas import exact_value
 
-__all__ = ["CertifyReport", "certify"]
+__all__ = ["CertifyReport", "add_parser", "certify", "run"]
 
 
 @dataclass
@@ -110,9 +123,13 @@ def certify(
     s: object = None,
     format: str = "float64",
     engine: str | None = None,
-    max_precision: int = 1 << 14,
+    parameters: dict[str, object] | None = None,
+    max_precision: int = DEFAULT_MAX_PRECISION,
 ) -> CertifyReport:
     """Certify a family's largest and smallest coefficients at each size.
+
+    ``parameters`` are the family's own (``k_high`` of ``two_level``, ``low``, ...);
+    ``delta`` is the spread of the families that take one.
 
     Raises
     ------
@@ -128,16 +145,17 @@ def certify(
             "finite families: " + ", ".join(name for name, f in FAMILIES.items() if f.finite)
         )
     float_format(format)
-    exact_theta = exact_number(theta, "theta")
-    if exact_theta <= 0:
-        raise ValueError(f"theta must be > 0, got {theta}")
+    exact_theta = exact_value("theta", theta)
     if delta is not None and not chosen.takes("delta"):
         raise ValueError(
             f"family {family!r} takes no delta; it takes {', '.join(chosen.parameters)}"
         )
+    extra = dict(parameters or {})
+    if "n" in extra or "delta" in extra:
+        raise ValueError("give n with --n and delta with --delta, not as parameters")
     report = CertifyReport(family, exact_theta, format, [])
     for n in sizes:
-        sequence = chosen.build(n=n, delta=delta)
+        sequence = chosen.build(n=n, delta=delta, **extra)
         check = check_dispersion(sequence, exact_theta, engine=engine, max_precision=max_precision)
         rounded = {"p_max": _rounded(check.p_max, format), "p_min": _rounded(check.p_min, format)}
         report.sizes.append(SizeResult(check, rounded))
@@ -212,3 +230,159 @@ def format_report(report: CertifyReport) -> str:
     verdict = "VERIFIED" if report.verified else ("VIOLATED" if report.violated else "NOT VERIFIED")
     lines += ["", f"verdict: {verdict}"]
     return "\n".join(lines)
+
+
+def _family_help() -> str:
+    """Every finite family with its parameters and sizes, from the registry."""
+    lines = []
+    for name, family in FAMILIES.items():
+        if not family.finite:
+            continue
+        extra = [p for p in family.parameters if p not in ("n", "delta")]
+        sizes = f"n >= {family.min_n}" if family.min_n > 1 else ""
+        if family.max_n is not None:
+            sizes = (sizes + ", " if sizes else "") + f"n <= {family.max_n}"
+        notes = ", ".join(
+            filter(
+                None,
+                [
+                    ("--delta" + ("" if "delta" in family.defaults else " (required)"))
+                    if family.takes("delta")
+                    else "",
+                    *(f"{p}{'' if p in family.defaults else ' (required)'}" for p in extra),
+                    sizes,
+                ],
+            )
+        )
+        lines.append(f"{name} ({notes})" if notes else name)
+    return "; ".join(lines)
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``certify``."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "certify",
+        help="certified coefficients of an adversarial family against T1 and T2",
+        description=(
+            "Evaluate softmax on an adversarial logit family with certified enclosures "
+            "(python-flint arb balls, or mpmath intervals), at sizes up to 10**18 and "
+            "far beyond, and check the largest and smallest coefficient against T1 (tight) "
+            "and T2 (the paper's form). Exit 0 when every bound holds, 1 when one is "
+            "violated, 2 for bad input."
+        ),
+        epilog=(
+            "Example: softmax-dispersion certify --family spike --n 16,1024,1e18 "
+            "--delta 5 --theta 1 --eps 0.01 --s 0.5; "
+            "softmax-dispersion certify --family two_level --n 64 --delta 3 --param k_high=4"
+        ),
+    )
+    parser.add_argument(
+        "--family",
+        required=True,
+        metavar="NAME",
+        help="an adversarial family, with the parameters it takes: " + _family_help(),
+    )
+    parser.add_argument(
+        "--n",
+        required=True,
+        metavar="N[,N...]",
+        help="sizes: integers, 1e18, 1e400, 10**18 or 2^20, comma-separated",
+    )
+    parser.add_argument("--delta", metavar="D", help="logit spread δ >= 0 (families that take it)")
+    parser.add_argument(
+        "--param",
+        nargs="+",
+        default=[],
+        metavar="NAME=VALUE",
+        help="the family's other parameters (e.g. k_high=4 for two_level, low=-3)",
+    )
+    parser.add_argument("--theta", default="1", metavar="T", help="temperature θ > 0 (default 1)")
+    parser.add_argument(
+        "--eps", metavar="E", help="also certify the dispersion size n*(ε) (T4), 0 < ε < 1"
+    )
+    parser.add_argument(
+        "--s", metavar="S", help="also show length scaling β = s·log n on the spike (T10)"
+    )
+    parser.add_argument(
+        "--format",
+        default="float64",
+        choices=["float16", "bfloat16", "float32", "float64"],
+        help="float format for the certified rounding (default float64)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=["arb", "mpmath"],
+        help="arb (python-flint, default when installed) or mpmath",
+    )
+    parser.add_argument(
+        "--max-precision",
+        type=int,
+        default=DEFAULT_MAX_PRECISION,
+        metavar="BITS",
+        help=f"cap of the precision ladder in bits (default {DEFAULT_MAX_PRECISION})",
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    return parser
+
+
+_INTEGER = re.compile(r"^[+-]?\d+$")
+_OPTIONS = {
+    "epsilon": "--eps",
+    "delta": "--delta",
+    "theta": "--theta",
+    "s": "--s",
+    "n": "--n",
+}
+
+
+def _family_parameters(items: list[str]) -> dict[str, object]:
+    """``--param NAME=VALUE``: integers as integers, anything else as the text itself."""
+    values: dict[str, object] = {}
+    for item in items:
+        for part in filter(None, item.split(",")):
+            name, sep, raw = part.partition("=")
+            if not sep or not name.strip():
+                raise UsageError(f"--param expects NAME=VALUE, got {part!r}")
+            raw = raw.strip()
+            values[name.strip()] = int(raw) if _INTEGER.match(raw) else raw
+    return values
+
+
+def run(args: argparse.Namespace) -> int:
+    """Certify the family at each size; exit 1 on a violated bound."""
+    sizes = read_sizes("--n", args.n)
+    if args.max_precision < 64:
+        raise UsageError(f"--max-precision must be at least 64 bits, got {args.max_precision}")
+    parameters = _family_parameters(args.param)
+    try:
+        report = certify(
+            args.family,
+            sizes,
+            delta=args.delta,
+            theta=args.theta,
+            epsilon=args.eps,
+            s=args.s,
+            format=args.format,
+            engine=args.engine,
+            parameters=parameters,
+            max_precision=args.max_precision,
+        )
+    except PrecisionError as error:
+        raise UsageError(f"{error} (raise --max-precision)") from None
+    except ValueError as error:
+        options = {**_OPTIONS, **{name: f"--param {name}" for name in parameters}}
+        raise usage_error(error, options) from None
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        print(format_report(report))
+    if report.violated:
+        return EXIT_FAILED
+    if report.undecided:
+        print(
+            "softmax-dispersion certify: error: the enclosures could not decide a bound at "
+            f"--max-precision {args.max_precision}; raise it",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    return EXIT_OK if report.verified else EXIT_FAILED

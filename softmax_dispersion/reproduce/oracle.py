@@ -8,19 +8,18 @@ import math
 import time
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from softmax_dispersion.reproduce import Section
+from softmax_dispersion.reproduce.section import Section
 
-ORACLE_TARGETS = ("numpy", "scipy", "torch", "jax")
-"""The built-in targets, checked when their library is installed (numpy always is)."""
 ORACLE_KINDS = ("softmax", "log_softmax")
 
 
 def installed_targets() -> list[str]:
     """The built-in targets whose library can be imported here."""
-    return [name for name in ORACLE_TARGETS if importlib.util.find_spec(name) is not None]
+    from softmax_dispersion.testing.targets import BUILTIN_TARGETS
+
+    return [name for name in BUILTIN_TARGETS if importlib.util.find_spec(name) is not None]
 
 
 def _max_ulp(report: Any) -> float:
@@ -32,16 +31,15 @@ def _max_ulp(report: Any) -> float:
     return max(values, default=0.0)
 
 
-def oracle_section(out: Path) -> Section:
+def section(out: Path) -> Section:
     """Run :func:`~softmax_dispersion.testing.check_softmax` on each installed library.
 
     Every built-in target of ``softmax-dispersion check`` (numpy's textbook softmax,
     scipy, torch, jax) that is installed is checked as softmax and as log-softmax; the
     section passes when every one passes.
     """
-    from softmax_dispersion._check import builtin
-    from softmax_dispersion.reproduce import Section
     from softmax_dispersion.testing import check_softmax
+    from softmax_dispersion.testing.targets import builtin
 
     start = time.perf_counter()
     targets = installed_targets()
@@ -66,7 +64,9 @@ def oracle_section(out: Path) -> Section:
             f"{name:<8} {kind:<12} {library:<6} {'pass' if report.passed else 'FAIL':<7} "
             f"{_max_ulp(report):>9.3g} {failures:>9} {seconds:>8.1f}"
         )
-    skipped = [name for name in ORACLE_TARGETS if name not in targets]
+    from softmax_dispersion.testing.targets import BUILTIN_TARGETS
+
+    skipped = [name for name in BUILTIN_TARGETS if name not in targets]
     if skipped:
         table.append(f"not installed, not checked: {', '.join(skipped)}")
     passed = bool(rows) and all(report.passed for *_, report, _ in rows)

@@ -10,15 +10,16 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from softmax_dispersion.reproduce.section import Section
+
 if TYPE_CHECKING:
     from softmax_dispersion.empirical import ExperimentConfig
-    from softmax_dispersion.reproduce import Section
 
 RUN_FOLDER = "max-retrieval"
 """The experiment's run folder inside the report folder."""
 SKIP_NOTE = (
-    "skipped: torch is not installed (pip install 'softmax-dispersion[empirical]' "
-    "runs the max-retrieval experiment here)"
+    "skipped: torch is not installed (from a checkout, pip install torch==2.13.0 and "
+    "then pip install '.[empirical]' runs the max-retrieval experiment here)"
 )
 
 
@@ -29,21 +30,20 @@ def section_config() -> ExperimentConfig:
     return preset("quick")
 
 
-def empirical_section(out: Path) -> Section:
+def section(out: Path) -> Section:
     """Run ``experiment max-retrieval --preset quick`` into ``out/max-retrieval``.
 
     Without torch the section is skipped with a note and passes (nothing was claimed).
     It fails when any measured attention row violates T1 or T10's floor.
     """
-    from softmax_dispersion.reproduce import Section
 
     start = time.perf_counter()
     if importlib.util.find_spec("torch") is None:
         markdown = f"## Empirical: max retrieval\n\n{SKIP_NOTE}.\n"
         return Section("empirical", True, SKIP_NOTE, markdown, {"skipped": True})
 
-    from softmax_dispersion._experiment import accuracy_table
     from softmax_dispersion.empirical import run_experiment, summarise
+    from softmax_dispersion.empirical.report import accuracy_table
 
     run_dir = out / RUN_FOLDER
     if (run_dir / "config.json").is_file():  # an earlier report's run: start afresh

@@ -25,33 +25,20 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["Report", "ReportFolderError", "Section", "reproduce"]
+from softmax_dispersion.reproduce.section import Section
+
+__all__ = ["SECTIONS", "Report", "ReportFolderError", "Section", "reproduce"]
 
 REPORT_FILES = ("report.md", "report.json", "certificate.json")
 
 
 class ReportFolderError(ValueError):
     """The output folder cannot take a report (not a folder, or holds other files)."""
-
-
-@dataclass
-class Section:
-    """One layer's part of the report."""
-
-    name: str
-    passed: bool
-    summary: str
-    markdown: str
-    data: dict[str, Any]
-    figures: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    table: str = ""
-    """A detailed table printed on the terminal when the section finishes."""
 
 
 @dataclass
@@ -101,37 +88,9 @@ def _prepare(out: Path) -> None:
         raise ReportFolderError(f"--out {out} cannot be created: {error.strerror}") from None
 
 
-def _theory_section(out: Path) -> Section:
-    from softmax_dispersion._theory_section import theory_section
-
-    return theory_section(out)
-
-
-def _numerics_section(out: Path) -> Section:
-    from softmax_dispersion._numerics_section import numerics_section
-
-    return numerics_section(out)
-
-
-def _oracle_section(out: Path) -> Section:
-    from softmax_dispersion._oracle_section import oracle_section
-
-    return oracle_section(out)
-
-
-def _empirical_section(out: Path) -> Section:
-    from softmax_dispersion._empirical_section import empirical_section
-
-    return empirical_section(out)
-
-
-SECTIONS: tuple[Callable[[Path], Section], ...] = (
-    _theory_section,
-    _numerics_section,
-    _oracle_section,
-    _empirical_section,
-)
-"""The layers the main job runs, in order."""
+SECTIONS = ("theory", "numerics", "oracle", "empirical")
+"""The layers the main job runs, in order: modules of this package, each with a
+``section(out) -> Section`` function.  Adding a section means adding its module here."""
 
 
 def reproduce(out: Path | str, *, stream: TextIO = sys.stdout, quiet: bool = False) -> Report:
@@ -160,14 +119,10 @@ def reproduce(out: Path | str, *, stream: TextIO = sys.stdout, quiet: bool = Fal
     out = Path(out)
     _prepare(out)
     sections = []
-    for make_section in SECTIONS:
+    for name in SECTIONS:
         if not quiet:
-            print(
-                f"running {make_section.__name__.strip('_').replace('_section', '')} …",
-                file=stream,
-                flush=True,
-            )
-        section = make_section(out)
+            print(f"running {name} …", file=stream, flush=True)
+        section = import_module(f"softmax_dispersion.reproduce.{name}").section(out)
         sections.append(section)
         if not quiet and section.table:
             print(section.table, file=stream, flush=True)

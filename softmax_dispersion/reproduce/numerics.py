@@ -5,10 +5,9 @@ from __future__ import annotations
 import time
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from softmax_dispersion.reproduce import Section
+from softmax_dispersion.reproduce.section import Section
 
 SWEEP_SIZES = (16, 256, 4096, 2**16, 2**20, 10**9, 10**12, 10**15, 10**18)
 """The sizes of the sweep."""
@@ -19,7 +18,7 @@ REGIME_SCALES = (Fraction(1), Fraction(1, 2), Fraction(1, 4))
 """``s`` with ``sδ = 2, 1, 1/2`` at ``δ = 2``: T10's three regimes."""
 
 
-def numerics_section(out: Path) -> Section:
+def section(out: Path) -> Section:
     """Certify the spike and the dip at every size, T4 and T10's regimes; plot them."""
     from softmax_dispersion.numerics.checks import (
         check_dispersion,
@@ -27,7 +26,6 @@ def numerics_section(out: Path) -> Section:
         length_scaling_regimes,
     )
     from softmax_dispersion.numerics.families import dip, spike
-    from softmax_dispersion.reproduce import Section
 
     start = time.perf_counter()
     rows = []

@@ -5,15 +5,12 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from softmax_dispersion.reproduce import Section
+from softmax_dispersion.reproduce.section import Section
 
 
-def theory_section(out: Path) -> Section:
+def section(out: Path) -> Section:
     """Check every claim, write the proof certificate, plot the exported formulas."""
-    from softmax_dispersion.reproduce import Section
     from softmax_dispersion.theory import check
     from softmax_dispersion.theory._report import format_result, summary_table
     from softmax_dispersion.theory.certificate import build_certificate

@@ -1,6 +1,6 @@
-"""``softmax-dispersion check``: run the oracle's battery against a softmax.
+"""The targets ``softmax-dispersion check`` and the main job can name by a word or a path.
 
-The target is ``module:function`` (importable from the current folder or
+A target is ``module:function`` (importable from the current folder or
 ``PYTHONPATH``) or a built-in name: ``numpy`` (the textbook max-shifted softmax),
 ``scipy`` (:func:`scipy.special.softmax`), ``torch`` (:func:`torch.softmax`) or ``jax``
 (:func:`jax.nn.softmax`); ``--kind log_softmax`` picks each built-in's log variant.
@@ -21,8 +21,8 @@ __all__ = [
     "BUILTIN_TARGETS",
     "KIND_NAMES",
     "LIBRARIES",
-    "CheckUsageError",
     "Target",
+    "TargetError",
     "numpy_log_softmax",
     "numpy_softmax",
     "resolve_target",
@@ -36,8 +36,8 @@ KIND_NAMES = ("softmax", "log_softmax", "adaptive_temperature", "ssmax")
 """Mirror of :data:`softmax_dispersion.testing.KINDS` (checked by the tests)."""
 
 
-class CheckUsageError(ValueError):
-    """A target or option the check cannot use: reported in one line, exit status 2."""
+class TargetError(ValueError):
+    """A target or library that cannot be used; the message names it and what would work."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def _scipy(kind: str) -> Callable[..., Any]:
     try:
         import scipy.special
     except ImportError:
-        raise CheckUsageError("target 'scipy' needs scipy, which is not installed") from None
+        raise TargetError("target 'scipy' needs scipy, which is not installed") from None
     function = scipy.special.log_softmax if kind == "log_softmax" else scipy.special.softmax
 
     def scipy_softmax(x: Any) -> Any:
@@ -98,7 +98,7 @@ def _torch(kind: str) -> Callable[..., Any]:
     try:
         import torch
     except ImportError:
-        raise CheckUsageError("target 'torch' needs torch, which is not installed") from None
+        raise TargetError("target 'torch' needs torch, which is not installed") from None
     function = torch.log_softmax if kind == "log_softmax" else torch.softmax
 
     def torch_softmax(x: Any) -> Any:
@@ -111,7 +111,7 @@ def _jax(kind: str) -> Callable[..., Any]:
     try:
         import jax.nn
     except ImportError:
-        raise CheckUsageError(
+        raise TargetError(
             "target 'jax' needs jax, which is not installed (pip install jax)"
         ) from None
     function = jax.nn.log_softmax if kind == "log_softmax" else jax.nn.softmax
@@ -127,16 +127,14 @@ def builtin(name: str, kind: str = "softmax") -> Target:
 
     Raises
     ------
-    CheckUsageError
+    TargetError
         For an unknown name, a kind the built-ins do not provide, or a library that is
         not installed.
     """
     if name not in BUILTIN_TARGETS:
-        raise CheckUsageError(
-            f"unknown built-in target {name!r}; known: {', '.join(BUILTIN_TARGETS)}"
-        )
+        raise TargetError(f"unknown built-in target {name!r}; known: {', '.join(BUILTIN_TARGETS)}")
     if kind not in ("softmax", "log_softmax"):
-        raise CheckUsageError(
+        raise TargetError(
             f"built-in target {name!r} provides --kind softmax and log_softmax, not {kind!r}; "
             "pass your own module:function"
         )
@@ -154,7 +152,7 @@ def builtin(name: str, kind: str = "softmax") -> Target:
 def _import_callable(spec: str) -> Callable[..., Any]:
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
-        raise CheckUsageError(
+        raise TargetError(
             f"TARGET must be module:function or one of {', '.join(BUILTIN_TARGETS)}, got {spec!r}"
         )
     cwd = os.getcwd()
@@ -164,9 +162,9 @@ def _import_callable(spec: str) -> Callable[..., Any]:
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise CheckUsageError(f"TARGET {spec!r}: cannot import {module_name!r} ({error})") from None
+        raise TargetError(f"TARGET {spec!r}: cannot import {module_name!r} ({error})") from None
     except Exception as error:  # the module itself raised while importing
-        raise CheckUsageError(
+        raise TargetError(
             f"TARGET {spec!r}: importing {module_name!r} raised {type(error).__name__}: {error}"
         ) from None
     finally:
@@ -177,11 +175,11 @@ def _import_callable(spec: str) -> Callable[..., Any]:
         try:
             found = getattr(found, part)
         except AttributeError:
-            raise CheckUsageError(
+            raise TargetError(
                 f"TARGET {spec!r}: module {module_name!r} has no attribute {attribute!r}"
             ) from None
     if not callable(found):
-        raise CheckUsageError(f"TARGET {spec!r} is not callable ({type(found).__name__})")
+        raise TargetError(f"TARGET {spec!r} is not callable ({type(found).__name__})")
     return found  # type: ignore[no-any-return]
 
 
@@ -199,16 +197,16 @@ def resolve_target(spec: str, kind: str = "softmax", library: str | None = None)
 
     Raises
     ------
-    CheckUsageError
+    TargetError
         For a target that cannot be imported or is not callable, or a library that does
         not match a built-in.
     """
     if library is not None and library not in LIBRARIES:
-        raise CheckUsageError(f"--library must be one of {', '.join(LIBRARIES)}, got {library!r}")
+        raise TargetError(f"--library must be one of {', '.join(LIBRARIES)}, got {library!r}")
     if spec in BUILTIN_TARGETS:
         target = builtin(spec, kind)
         if library is not None and library != target.library:
-            raise CheckUsageError(
+            raise TargetError(
                 f"--library {library} does not fit target {spec!r}, which takes "
                 f"{target.library} arrays"
             )

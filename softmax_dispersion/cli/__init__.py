@@ -1,0 +1,60 @@
+"""The ``softmax-dispersion`` command line: one module per subcommand.
+
+Each subcommand module in :data:`COMMANDS` has ``add_parser(subparsers)`` and
+``run(args) -> int``; adding a subcommand means adding its module and its name here.
+Exit status: 0 when everything verified or passed, 1 when a check failed, 2 for bad
+usage or input (one line on standard error naming the argument, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from importlib import import_module
+
+from softmax_dispersion import __version__
+from softmax_dispersion.cli._usage import EXIT_OK, EXIT_USAGE, UsageError
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+COMMANDS = ("reproduce", "prove", "certify", "check", "experiment", "report")
+"""The subcommands, in the order ``--help`` lists them (modules of this package)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser, one subcommand per module of :data:`COMMANDS`."""
+    parser = argparse.ArgumentParser(
+        prog="softmax-dispersion",
+        description=(
+            "Executable evidence that softmax disperses: with logits in [m, M] at a "
+            "fixed temperature every coefficient lies between e^(−δ/θ)/n and e^(δ/θ)/n."
+        ),
+        epilog="Exit status: 0 all verified, 1 a check failed, 2 bad usage or input.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        module = import_module(f"softmax_dispersion.cli.{name.replace('-', '_')}")
+        command = module.add_parser(subparsers)
+        command.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.run(args)
+    except UsageError as error:
+        print(f"softmax-dispersion {args.command}: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader went away (``| head``): not an error of ours
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        return EXIT_OK
+    return status

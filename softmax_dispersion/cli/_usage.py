@@ -1,0 +1,190 @@
+"""The command line's one usage-error type and the readers every subcommand validates with.
+
+A reader takes the option's name first and the user's text second, and either returns
+an exact value or raises :class:`UsageError` with one line naming the option and what
+was expected.  Library errors about a parameter (``ValueError("theta must be ...")``)
+are turned into the same form by :func:`usage_error`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from fractions import Fraction
+from pathlib import Path
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "UsageError",
+    "read_names",
+    "read_parameter",
+    "read_size",
+    "read_sizes",
+    "usage_error",
+    "writable_file",
+    "writable_folder",
+]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+"""Exit status: all verified or passed, a check failed, bad usage or input."""
+
+MAX_SIZE_DIGITS = 100_000
+"""Sizes up to 10**100000: the run-length engine handles them; beyond, refuse politely."""
+
+_POWER = re.compile(r"^\s*(\d+)\s*(?:\*\*|\^)\s*(\d+)\s*$")
+
+
+class UsageError(Exception):
+    """Bad input from the user: reported in one line, exit status 2."""
+
+
+def read_size(option: str, text: str) -> int:
+    """An integer n >= 1 written as ``1024``, ``1e18``, ``10**18`` or ``2^20``.
+
+    Raises
+    ------
+    UsageError
+        When the text is not an integer >= 1 (``1.5``, ``1e-3``, ``0``, ``abc``) or has
+        more than :data:`MAX_SIZE_DIGITS` digits.
+
+    Examples
+    --------
+    >>> read_size("--n", "1e18") == 10**18, read_size("--n", "2^20"), read_size("--n", "10**3")
+    (True, 1048576, 1000)
+    >>> read_size("--n", "1.5")
+    Traceback (most recent call last):
+    ...
+    softmax_dispersion.cli._usage.UsageError: --n: '1.5' is not an integer
+    """
+    power = _POWER.match(text)
+    if power:
+        base, exponent = int(power.group(1)), int(power.group(2))
+        if base > 1 and exponent * len(str(base)) > MAX_SIZE_DIGITS:
+            raise UsageError(f"{option}: {text!r} is too large (at most 10**{MAX_SIZE_DIGITS})")
+        value = Fraction(base**exponent)
+    else:
+        cleaned = text.strip().replace("_", "")
+        _, _, exponent_text = cleaned.lower().partition("e")
+        if exponent_text.lstrip("+-").isdigit() and int(exponent_text) > MAX_SIZE_DIGITS:
+            raise UsageError(f"{option}: {text!r} is too large (at most 10**{MAX_SIZE_DIGITS})")
+        try:
+            value = Fraction(cleaned)
+        except (ValueError, ZeroDivisionError):
+            raise UsageError(f"{option}: {text!r} is not a number") from None
+    if value.denominator != 1:
+        raise UsageError(f"{option}: {text!r} is not an integer")
+    if value < 1:
+        raise UsageError(f"{option}: {text!r} is less than 1")
+    return int(value)
+
+
+def read_sizes(option: str, text: str) -> list[int]:
+    """A comma-separated sweep of sizes, e.g. ``16,1024,1e6,1e18``, in the order given.
+
+    Examples
+    --------
+    >>> read_sizes("--n", "16, 2^10")
+    [16, 1024]
+    """
+    items = [item for item in text.split(",") if item.strip()]
+    if not items:
+        raise UsageError(f"{option}: no size given")
+    return [read_size(option, item) for item in items]
+
+
+def read_parameter(option: str, name: str, text: object) -> Fraction:
+    """``text`` as an exact number in the domain of the theory's parameter ``name``.
+
+    The domains are those of :data:`softmax_dispersion.theory.formulas.DOMAINS`
+    (``theta > 0``, ``0 < epsilon < 1``, ...); decimal text is read exactly as written.
+
+    Examples
+    --------
+    >>> read_parameter("--eps", "epsilon", "0.01")
+    Fraction(1, 100)
+    >>> read_parameter("--theta", "theta", "0")
+    Traceback (most recent call last):
+    ...
+    softmax_dispersion.cli._usage.UsageError: --theta: theta must be a number > 0, got 0
+    """
+    from softmax_dispersion.theory.formulas import exact_value
+
+    try:
+        return exact_value(name, text)
+    except ValueError as error:
+        raise UsageError(f"{option}: {error}") from None
+
+
+def read_names(option: str, values: list[str] | None, known: tuple[str, ...]) -> tuple[str, ...]:
+    """Names given space- or comma-separated, each one of ``known``, none twice.
+
+    Examples
+    --------
+    >>> read_names("--kinds", ["a,b", "c"], ("a", "b", "c"))
+    ('a', 'b', 'c')
+    """
+    names = tuple(name for value in values or [] for name in value.split(",") if name.strip())
+    names = tuple(name.strip() for name in names)
+    for name in names:
+        if name not in known:
+            raise UsageError(f"{option}: unknown name {name!r}; known: {', '.join(known)}")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise UsageError(f"{option}: {', '.join(repeated)} given more than once")
+    return names
+
+
+def writable_file(option: str, path: Path) -> Path:
+    """A path a file can be written to, tried before any work runs.
+
+    The file is opened for appending (and removed again if it did not exist), so that a
+    long job never ends in a traceback because its output cannot be written: a folder,
+    a missing folder, ``/proc/x`` and a read-only place are all refused here.
+    """
+    if path.is_dir():
+        raise UsageError(f"{option}: {path} is a folder; give a file name")
+    parent = path.parent
+    if not parent.is_dir():
+        raise UsageError(f"{option}: folder {parent} does not exist")
+    existed = path.exists()
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as error:
+        raise UsageError(f"{option}: {path} cannot be written ({error.strerror})") from None
+    if not existed:
+        path.unlink()
+    return path
+
+
+def writable_folder(option: str, path: Path) -> Path:
+    """A folder that exists or can be created, and is writable (it is not created here)."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{option}: {path} exists and is not a folder")
+    existing = path
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK):
+        raise UsageError(f"{option}: {path} cannot be created or written")
+    return path
+
+
+def usage_error(error: Exception, options: Mapping[str, str]) -> UsageError:
+    """A library's ``ValueError`` about a parameter, prefixed with the option behind it.
+
+    ``options`` maps a parameter name, as the library's messages start with it, to the
+    command-line option that sets it.
+
+    Examples
+    --------
+    >>> str(usage_error(ValueError("theta must be a number > 0, got 0"), {"theta": "--theta"}))
+    '--theta: theta must be a number > 0, got 0'
+    """
+    message = str(error)
+    for name, option in options.items():
+        if re.match(rf"{re.escape(name)}\b", message):
+            return UsageError(f"{option}: {message}")
+    return UsageError(message)

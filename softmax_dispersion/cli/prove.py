@@ -1,0 +1,138 @@
+"""``softmax-dispersion prove``: check the theory's claims step by step."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from softmax_dispersion.cli._usage import (
+    EXIT_FAILED,
+    EXIT_OK,
+    UsageError,
+    read_parameter,
+    writable_file,
+)
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``prove``."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "prove",
+        help="check the machine-checked proofs of the theory's claims",
+        description=(
+            "Check the theory's claims step by step and print each step with the method "
+            "that decided it, its verdict and its time."
+        ),
+        epilog=(
+            "Examples: 'softmax-dispersion prove', 'softmax-dispersion prove T1 T4 --json', "
+            "'softmax-dispersion prove T4 --at epsilon=0.01 delta=5 theta=1'."
+        ),
+    )
+    parser.add_argument("ids", nargs="*", metavar="ID", help="claim ids (default: all)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per claim")
+    parser.add_argument(
+        "--certificate",
+        type=Path,
+        metavar="FILE",
+        help="also write a JSON certificate (claims, steps, methods, tool versions)",
+    )
+    parser.add_argument(
+        "--at",
+        nargs="+",
+        default=[],
+        metavar="NAME=VALUE",
+        help="evaluate the claims' formulas exactly at these parameters (n, theta, delta, "
+        "epsilon, s, beta), checking each is admissible",
+    )
+    return parser
+
+
+def _assignments(items: list[str]) -> dict[str, object]:
+    """``--at NAME=VALUE ...`` read exactly, each value checked against its domain."""
+    import sympy as sp
+
+    from softmax_dispersion.theory.formulas import DOMAINS
+
+    values: dict[str, object] = {}
+    for item in items:
+        for part in filter(None, item.split(",")):
+            name, sep, raw = part.partition("=")
+            name = name.strip()
+            if not sep:
+                raise UsageError(f"--at expects NAME=VALUE, got {part!r}")
+            if name not in DOMAINS:
+                raise UsageError(f"--at: unknown parameter {name!r}; known: {', '.join(DOMAINS)}")
+            exact = read_parameter("--at", name, raw)
+            values[name] = sp.Rational(exact.numerator, exact.denominator)
+    return values
+
+
+def _instances(formula_names: Any, at: dict[str, object]) -> list[dict[str, str]]:
+    """Each named formula evaluated exactly at ``at``, when ``at`` gives all its arguments."""
+    import sympy as sp
+
+    from softmax_dispersion.theory import FORMULAS
+
+    rows = []
+    for name in formula_names:
+        formula = FORMULAS[name]
+        args = [str(a) for a in formula.args]
+        if all(a in at for a in args):
+            value = formula(**{a: at[a] for a in args})
+            rows.append(
+                {
+                    "formula": name,
+                    "at": ", ".join(f"{a}={at[a]}" for a in args),
+                    "exact": sp.sstr(value),
+                    "value": str(sp.N(value, 15)),
+                }
+            )
+    return rows
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the claims named (all by default); exit 1 when one does not verify."""
+    from softmax_dispersion.theory import all_claims, claim_by_id
+    from softmax_dispersion.theory._report import format_result, summary_table
+    from softmax_dispersion.theory.certificate import build_certificate
+    from softmax_dispersion.theory.kernel import ClaimResult
+
+    try:
+        claims = [claim_by_id(i) for i in args.ids] if args.ids else list(all_claims())
+    except KeyError as error:
+        raise UsageError(error.args[0]) from None
+    at = _assignments(args.at)
+    if args.certificate is not None:
+        writable_file("--certificate", args.certificate)
+
+    cache: dict[str, ClaimResult] = {}
+    results = []
+    records = []
+    for claim in claims:
+        result = claim.check(cache)
+        results.append(result)
+        instances = _instances(claim.formulas, at) if at else []
+        records.append({**result.to_dict(), "instances": instances})
+        if not args.json:
+            print(format_result(result))
+            for row in instances:
+                print(f"  at {row['at']}: {row['formula']} = {row['exact']} ≈ {row['value']}")
+            print()
+    if args.json:
+        print(json.dumps(records, indent=2))
+    else:
+        print(summary_table(results))
+        if at and not any(r["instances"] for r in records):
+            print("note: --at gave no formula of these claims all of its parameters")
+    if args.certificate is not None:
+        try:
+            args.certificate.write_text(json.dumps(build_certificate(results), indent=2) + "\n")
+        except OSError as error:
+            raise UsageError(f"--certificate: cannot write {args.certificate}: {error}") from None
+        if not args.json:
+            print(f"certificate written to {args.certificate}")
+    return EXIT_OK if all(r.verified for r in results) else EXIT_FAILED

@@ -1,0 +1,55 @@
+"""``softmax-dispersion report RUN_DIR``: re-render an experiment's report and figures."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from softmax_dispersion.cli._max_retrieval import empirical_layer, print_summary
+from softmax_dispersion.cli._usage import EXIT_FAILED, EXIT_OK, UsageError
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``report``."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "report",
+        help="re-render an experiment's report and figures",
+        description="Rewrite report.md, metrics.csv and figures/ of a run from its metrics.json.",
+    )
+    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="an experiment's --out")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    return parser
+
+
+def _metrics(run_dir: Path) -> dict[str, Any]:
+    """The run's metrics.json, or a usage error that says where a run folder is."""
+    metrics_path = run_dir / "metrics.json"
+    if not metrics_path.is_file():
+        runs = sorted(p.parent.name for p in run_dir.glob("*/metrics.json"))
+        hint = f"; its run folder is {run_dir / runs[0]}" if len(runs) == 1 else ""
+        if len(runs) > 1:
+            hint = f"; run folders inside it: {', '.join(runs)}"
+        raise UsageError(f"RUN_DIR {run_dir} holds no metrics.json{hint}")
+    try:
+        metrics: dict[str, Any] = json.loads(metrics_path.read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise UsageError(f"{metrics_path} is not readable JSON: {error}") from None
+    return metrics
+
+
+def run(args: argparse.Namespace) -> int:
+    """Rewrite the run's report; exit 1 when its bound checks failed."""
+    metrics = _metrics(args.run_dir)
+    empirical = empirical_layer()
+    written = empirical.write_report(args.run_dir, metrics)
+    summary = empirical.summarise(metrics)
+    if args.json:
+        print(json.dumps({"out": str(args.run_dir), "summary": summary}, indent=1))
+    else:
+        print_summary(metrics, summary, args.run_dir)
+        print(f"wrote {len(written)} files")
+    return EXIT_OK if summary["passed"] else EXIT_FAILED

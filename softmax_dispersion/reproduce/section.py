@@ -1,0 +1,23 @@
+"""The one type every section of the main job returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Section"]
+
+
+@dataclass
+class Section:
+    """One layer's part of the report."""
+
+    name: str
+    passed: bool
+    summary: str
+    markdown: str
+    data: dict[str, Any]
+    figures: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    table: str = ""
+    """A detailed table printed on the terminal when the section finishes."""
