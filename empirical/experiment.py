@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from softmax_dispersion import __version__
+from softmax_dispersion._version import __version__
 from softmax_dispersion.empirical.config import ExperimentConfig
 from softmax_dispersion.empirical.evaluation import evaluate
 from softmax_dispersion.empirical.model import MaxRetrievalModel

@@ -23,8 +23,9 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from softmax_dispersion._version import __version__
+
 __all__ = ["__version__", "empirical", "numerics", "testing", "theory"]
-__version__ = "0.1.0"
 
 _LAYERS = ("empirical", "numerics", "testing", "theory")
 

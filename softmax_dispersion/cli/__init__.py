@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from importlib import import_module
 
-from softmax_dispersion import __version__
+from softmax_dispersion._version import __version__
 from softmax_dispersion.cli._usage import EXIT_OK, EXIT_USAGE, UsageError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
