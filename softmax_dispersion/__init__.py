@@ -4,7 +4,7 @@ The package turns one theorem (bounded logits at a fixed temperature force every
 softmax coefficient to Θ(1/n)) into executable evidence.  Its layers:
 
 :mod:`softmax_dispersion.theory`
-    The theorem and its consequences (claims T1–T12) as machine-checked proofs, and
+    The theorem and its consequences (claims T1, T2, ...) as machine-checked proofs, and
     every formula exported once for the other layers.
 :mod:`softmax_dispersion.numerics`
     Certified softmax on logit sequences of any length, adversarial families, and the

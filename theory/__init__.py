@@ -1,4 +1,4 @@
-"""The theory layer: claims T1–T12 as checkable proofs, and the exported formulas.
+"""The theory layer: the claims (T1, T2, ...) as checkable proofs, and the exported formulas.
 
 Each claim module can be run as a proof-check script, e.g.
 ``python -m softmax_dispersion.theory.dispersion``.  The modules load on first use.

@@ -38,7 +38,7 @@ def rows(shape: str, count: int, n: int, scale: float, seed: int) -> torch.Tenso
     return z
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     n=st.integers(1, 4096),
     scale=st.floats(1e-3, 2e3),

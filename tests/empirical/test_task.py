@@ -16,7 +16,7 @@ def generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     batch=st.integers(1, 8),
     n=st.integers(1, 40),

@@ -132,7 +132,7 @@ grids = hnp.arrays(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     x=grids,
     name=st.sampled_from(NAMES),
@@ -163,7 +163,7 @@ def test_long_rows_match_the_exact_path(name: str, log: bool) -> None:
 masked_or_tied = st.one_of(finite, st.sampled_from([-math.inf, 0.0, 2.5, -1e-300]))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     x=hnp.arrays(
         np.float64,
@@ -435,7 +435,7 @@ def test_fast_exponential_within_its_bound() -> None:
             assert abs(got - exact) <= Fraction(bounds.exp_relative) * exact
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     name=st.sampled_from(NAMES),
     n=st.integers(0, 2**53),

@@ -54,7 +54,7 @@ runs = st.lists(
 thetas = st.sampled_from([Fraction(1), Fraction(1, 2), Fraction(3), Fraction(7, 10)])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(pairs=runs, theta=thetas, log=st.booleans(), engine=st.sampled_from(ENGINES))
 def test_enclosures_contain_the_300_digit_value(
     pairs: list[tuple[float, int]], theta: Fraction, log: bool, engine: str
@@ -64,7 +64,7 @@ def test_enclosures_contain_the_300_digit_value(
     assert encloses(evaluation, reference(sequence, theta, log))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(pairs=runs, name=st.sampled_from(sorted(FORMATS)), log=st.booleans())
 def test_certified_roundings_are_the_correct_roundings(
     pairs: list[tuple[float, int]], name: str, log: bool

@@ -48,7 +48,7 @@ def spread(sequence: LogitSequence) -> Fraction:
 # Two-level families: run-length at any n.
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(
     n=st.integers(1, 10**18),
     delta=st.integers(0, 50 * 64).map(lambda k: Fraction(k, 64)),
@@ -70,7 +70,7 @@ def test_spike_at_ten_to_the_eighteen_costs_two_runs() -> None:
     assert row.runs == ((0.0, 10**18 - 1), (5.0, 1))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(n=st.integers(1, 10**12), data=st.data())
 def test_two_level_splits_as_asked(n: int, data: st.DataObject) -> None:
     k = data.draw(st.integers(1, n))

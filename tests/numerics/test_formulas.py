@@ -135,7 +135,7 @@ def test_balls_pass_through_and_precision_is_local() -> None:
         assert bk.endpoints(ball) == bk.endpoints(exact)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     mantissa=st.integers(-(2**80), 2**80).filter(bool),
     exponent=st.integers(-5000, 5000),

@@ -55,7 +55,7 @@ mantissas = st.integers(min_value=-(2**70), max_value=2**70)
 exponents = st.integers(min_value=-1200, max_value=1100)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(mantissa=mantissas, exponent=exponents, name=formats)
 def test_random_dyadics_round_like_fractions(mantissa: int, exponent: int, name: str) -> None:
     fmt = FORMATS[name]
@@ -63,7 +63,7 @@ def test_random_dyadics_round_like_fractions(mantissa: int, exponent: int, name:
     assert round_dyadic((mantissa, exponent), fmt) == rational_rounding(exact, fmt)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     name=formats,
     index=st.integers(min_value=0, max_value=2**20),

@@ -34,7 +34,7 @@ def test_search_certifies_with_either_engine(engine: str) -> None:
     assert result.bound.contains(Fraction(0)) is False
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(
     n=st.integers(1, 10),
     delta=st.sampled_from([0.0, 0.01, 0.5, 1.0, 2.5, 7.0, 25.0]),

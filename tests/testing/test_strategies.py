@@ -44,7 +44,7 @@ def test_every_family_has_one_strategy() -> None:
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(data=st.data())
 def test_logits_are_values_of_the_dtype(dtype: str, data: st.DataObject) -> None:
     row = data.draw(logits(n=st.integers(1, 16), dtype=dtype, min_value=-50, max_value=50))
@@ -54,7 +54,7 @@ def test_logits_are_values_of_the_dtype(dtype: str, data: st.DataObject) -> None
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(data=st.data())
 def test_logits_cover_the_16_bit_range_without_overflow(dtype: str, data: st.DataObject) -> None:
     row = data.draw(logits(n=8, dtype=dtype, batch=st.integers(1, 3)))
@@ -62,7 +62,7 @@ def test_logits_cover_the_16_bit_range_without_overflow(dtype: str, data: st.Dat
     assert np.all(np.isfinite(row)) and representable(row, dtype)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(logits(n=6, dtype="float32", allow_infinity=True, allow_nan=True, min_value=-1, max_value=1))
 def test_logits_may_hold_specials(row: Row) -> None:
     finite = row[np.isfinite(row)]
@@ -81,7 +81,7 @@ def test_logits_reject_bad_arguments() -> None:
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(data=st.data())
 def test_spike_and_dip_rows_have_two_levels(dtype: str, data: st.DataObject) -> None:
     spike = data.draw(spike_rows(dtype=dtype))
@@ -96,7 +96,7 @@ def test_spike_and_dip_rows_have_two_levels(dtype: str, data: st.DataObject) -> 
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(data=st.data())
 def test_adversarial_rows_are_finite_values_of_the_dtype(dtype: str, data: st.DataObject) -> None:
     row = data.draw(adversarial_rows(dtype))
@@ -104,19 +104,19 @@ def test_adversarial_rows_are_finite_values_of_the_dtype(dtype: str, data: st.Da
     assert np.all(np.isfinite(row)) and representable(row, dtype)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(sentinel_rows(dtype="float16"))
 def test_sentinel_rows_lie_below_the_ceiling(row: Row) -> None:
     assert np.all(row <= SENTINEL_CEILING) and np.all(np.isfinite(row))
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(uniform_rows(dtype="bfloat16"))
 def test_uniform_rows_are_long_and_constant(row: Row) -> None:
     assert row.size >= 2049 and np.all(row == row[0])
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(near_tie_rows(dtype="float32"), tiny_gap_rows(n=16, dtype="float16"))
 def test_ties_and_gaps_are_ulps_apart(ties: Row, gaps: Row) -> None:
     levels = np.unique(ties)
@@ -128,7 +128,7 @@ def test_ties_and_gaps_are_ulps_apart(ties: Row, gaps: Row) -> None:
 
 @pytest.mark.parametrize("kind", ["plus_inf", "minus_inf_row", "nan", "masked"])
 def test_non_finite_rows_by_kind(kind: str) -> None:
-    @settings(max_examples=5, deadline=None)
+    @settings(max_examples=5)
     @given(FAMILY_STRATEGIES[kind]())
     def check(row: Row) -> None:
         if kind == "plus_inf":

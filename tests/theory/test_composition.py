@@ -410,7 +410,7 @@ def _inputs(rng: np.random.Generator, n: int, d: int, radius: float) -> np.ndarr
     return x
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(1, 12),

@@ -194,7 +194,7 @@ _temperatures = st.floats(min_value=0.05, max_value=20)
 _slack = st.floats(min_value=0, max_value=5)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(_logits, _temperatures, _slack, _slack)
 def test_entropy_floor_holds_for_random_logits(
     raw: list[float], temperature: float, below: float, above: float
@@ -213,7 +213,7 @@ def test_entropy_floor_holds_for_random_logits(
         assert floor >= paper - TOLERANCE
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     st.integers(min_value=1, max_value=10**6),
     st.floats(min_value=0, max_value=40),
@@ -230,7 +230,7 @@ def test_entropy_floor_is_attained_as_minus_log_p_max_by_the_spike(
         assert abs(-mpmath.log(p_max) - floor) <= TOLERANCE * max(1, abs(floor))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(_logits, _temperatures)
 def test_entropy_from_log_partition_matches_the_definition(
     raw: list[float], temperature: float
@@ -256,7 +256,7 @@ _moderate_logits = st.lists(
 )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(_moderate_logits, st.floats(min_value=0.2, max_value=10))
 def test_theta_derivative_matches_finite_differences(raw: list[float], temperature: float) -> None:
     with mpmath.workdps(DIGITS):
@@ -268,7 +268,7 @@ def test_theta_derivative_matches_finite_differences(raw: list[float], temperatu
         assert expected >= 0
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(_moderate_logits, st.floats(min_value=0.1, max_value=5))
 def test_beta_derivative_matches_finite_differences(raw: list[float], inverse: float) -> None:
     with mpmath.workdps(DIGITS):
@@ -287,7 +287,7 @@ def _closed_form(expr: sp.Expr, sums: Sequence[SumOver], var: sp.Symbol) -> Call
     return evaluate
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(_logits, _temperatures)
 def test_t7_closed_forms_match_the_definition(raw: list[float], temperature: float) -> None:
     h_theta = _closed_form(entropy.entropy_of_theta, entropy.theta_sums, theta)

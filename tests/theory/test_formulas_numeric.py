@@ -39,7 +39,7 @@ spreads = st.floats(min_value=0, max_value=20, allow_nan=False)
 temperatures = st.floats(min_value=0.05, max_value=10, allow_nan=False)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(n=sizes, delta=spreads, theta=temperatures)
 def test_spike_and_dip_attain_t1(n: int, delta: float, theta: float) -> None:
     with mpmath.workdps(DIGITS):
@@ -50,7 +50,7 @@ def test_spike_and_dip_attain_t1(n: int, delta: float, theta: float) -> None:
         assert abs(dip - dispersion_lower.mpmath(n, d, t)) <= mpmath.mpf(10) ** (5 - DIGITS)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     logits=st.lists(st.floats(-30, 30, allow_nan=False), min_size=1, max_size=40),
     theta=temperatures,
@@ -69,7 +69,7 @@ def test_every_coefficient_within_t1_and_t2(logits: list[float], theta: float) -
             assert paper_lower.mpmath(n, d, t) - slack <= p <= paper_upper.mpmath(n, d, t) + slack
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(n=sizes, delta=spreads, theta=temperatures)
 def test_numpy_exports_agree_with_mpmath(n: int, delta: float, theta: float) -> None:
     for formula in (dispersion_upper, dispersion_lower, paper_upper, paper_lower):
@@ -77,7 +77,7 @@ def test_numpy_exports_agree_with_mpmath(n: int, delta: float, theta: float) -> 
         assert math.isclose(float(formula.numpy(n, delta, theta)), expected, rel_tol=1e-12)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(
     epsilon=st.floats(min_value=0.01, max_value=0.9),
     delta=st.floats(min_value=0, max_value=6),
@@ -91,7 +91,7 @@ def test_dispersion_size_is_the_exact_threshold(epsilon: float, delta: float) ->
             assert dispersion_upper.mpmath(first - 1, delta, 1) > epsilon
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(n=st.integers(2, 10**6), epsilon=st.floats(min_value=1e-6, max_value=0.5))
 def test_sharpness_spread_makes_the_spike_reach_one_minus_epsilon(n: int, epsilon: float) -> None:
     with mpmath.workdps(DIGITS):
@@ -100,7 +100,7 @@ def test_sharpness_spread_makes_the_spike_reach_one_minus_epsilon(n: int, epsilo
         assert abs(dispersion_upper.mpmath(n, spread, 1) - (1 - e)) < mpmath.mpf(10) ** (5 - DIGITS)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(n=st.integers(2, 200), s=st.floats(0.05, 3), delta=st.floats(0, 5))
 def test_length_scaled_spike_matches_softmax(n: int, s: float, delta: float) -> None:
     with mpmath.workdps(DIGITS):
@@ -111,7 +111,7 @@ def test_length_scaled_spike_matches_softmax(n: int, s: float, delta: float) -> 
         )
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(
     n=st.integers(2, 50),
     s=st.floats(0.05, 3),

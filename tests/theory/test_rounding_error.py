@@ -379,7 +379,7 @@ def _numpy_softmax(logits: np.ndarray, theta: float) -> tuple[np.ndarray, np.nda
     return y / total, shifted - np.log(total)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(softmax_inputs())
 def test_numpy_softmax_is_within_the_bound(
     case: tuple[Format, np.ndarray, float],

@@ -114,7 +114,7 @@ def _spread_and_bound(
     return logits, float(np.ptp(logits)), float(bound)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(1, 40),
