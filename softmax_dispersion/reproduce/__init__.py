@@ -61,6 +61,7 @@ class Report:
                 {
                     "name": s.name,
                     "passed": s.passed,
+                    "result": s.result,
                     "summary": s.summary,
                     "seconds": round(s.seconds, 3),
                     "figures": s.figures,
@@ -83,7 +84,7 @@ def _prepare(out: Path) -> None:
                 "choose a new or empty folder"
             )
     try:
-        (out / "figures").mkdir(parents=True, exist_ok=True)
+        out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise ReportFolderError(f"--out {out} cannot be created: {error.strerror}") from None
 
@@ -137,9 +138,7 @@ def reproduce(out: Path | str, *, stream: TextIO = sys.stdout, quiet: bool = Fal
 def _summary(report: Report) -> str:
     lines = [f"{'section':<10} {'result':<7} {'seconds':>8}  summary"]
     for s in report.sections:
-        lines.append(
-            f"{s.name:<10} {'pass' if s.passed else 'FAIL':<7} {s.seconds:>8.1f}  {s.summary}"
-        )
+        lines.append(f"{s.name:<10} {s.result:<7} {s.seconds:>8.1f}  {s.summary}")
     verdict = "everything verified" if report.passed else "SOMETHING FAILED"
     lines.append(f"{verdict}; report in {report.out / 'report.md'}")
     return "\n".join(lines)

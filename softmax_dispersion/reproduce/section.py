@@ -21,3 +21,12 @@ class Section:
     seconds: float = 0.0
     table: str = ""
     """A detailed table printed on the terminal when the section finishes."""
+    skipped: bool = False
+    """Nothing was run (a missing optional dependency): neither a pass nor a failure."""
+
+    @property
+    def result(self) -> str:
+        """``pass``, ``FAIL`` or ``skipped``, as the summary table shows it."""
+        if self.skipped:
+            return "skipped"
+        return "pass" if self.passed else "FAIL"

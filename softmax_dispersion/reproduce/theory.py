@@ -21,13 +21,15 @@ def section(out: Path) -> Section:
     (out / "certificate.json").write_text(json.dumps(certificate, indent=2) + "\n")
     figures = _theory_figures(out / "figures")
     verified = sum(r.verified for r in results)
+    seconds = time.perf_counter() - start
+    table = summary_table(results, seconds)
     derivations = "\n\n".join(format_result(r) for r in results)
     markdown = "\n".join(
         [
             "## Theory: machine-checked claims",
             "",
             "```text",
-            summary_table(results),
+            table,
             "```",
             "",
             *(f"![{name}](figures/{name})" for name in figures),
@@ -48,8 +50,8 @@ def section(out: Path) -> Section:
         markdown=markdown,
         data={"claims": [r.to_dict() for r in results], "tools": certificate["tools"]},
         figures=figures,
-        seconds=time.perf_counter() - start,
-        table=summary_table(results),
+        seconds=seconds,
+        table=table,
     )
 
 
@@ -62,6 +64,7 @@ def _theory_figures(folder: Path) -> list[str]:
         import matplotlib.pyplot as plt
     except ImportError:
         return []
+    folder.mkdir(exist_ok=True)
     import numpy as np
 
     from softmax_dispersion.theory.adaptive_temperature import (
