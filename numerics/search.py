@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 
 from softmax_dispersion.numerics._backends import backend
-from softmax_dispersion.numerics.checks import (
+from softmax_dispersion.numerics.checks._common import (
     Verdict,
-    _engine_runs,
     compare_to_bound,
     enclosure_dict,
+    engine_runs,
     resolution_bits,
 )
 from softmax_dispersion.numerics.evaluate import DEFAULT_MAX_PRECISION, Enclosure
@@ -247,7 +247,7 @@ def adversarial_search(
             best, best_value = logits, value
     assert best is not None
     sequence = LogitSequence.from_array(np.array(best))
-    runs = _engine_runs(sequence, exact_theta, engine, None if bits <= precision + 64 else bits)[0]
+    runs = engine_runs(sequence, exact_theta, engine, None if bits <= precision + 64 else bits)[0]
     coefficient = max(runs, key=lambda run: run.logit).enclosure
     bk = backend(engine)
     with bk.working_precision(bits + 32):
