@@ -33,7 +33,8 @@ import mpmath
 import numpy as np
 
 from softmax_dispersion.numerics import LogitSequence, certified_softmax, flint_available
-from softmax_dispersion.numerics.dense import FAST_PRECISION, certified_softmax_dense
+from softmax_dispersion.numerics.dense import certified_softmax_dense
+from softmax_dispersion.numerics.dense._driver import FAST_PRECISION
 
 GIB = 2**30
 

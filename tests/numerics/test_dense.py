@@ -20,15 +20,18 @@ from softmax_dispersion.numerics import (
     FORMATS,
     LogitSequence,
     certified_softmax,
-    dense,
     round_dyadic,
 )
 from softmax_dispersion.numerics.dense import (
-    U_DD,
     DenseEvaluation,
     certified_softmax_dense,
     fast_path_bounds,
 )
+from softmax_dispersion.numerics.dense import _double_double as double_double
+from softmax_dispersion.numerics.dense import _driver as driver
+from softmax_dispersion.numerics.dense import _elementary as elementary
+from softmax_dispersion.numerics.dense import _rounding as rounding
+from softmax_dispersion.numerics.dense._elementary import U_DD
 
 NAMES = sorted(FORMATS)
 
@@ -213,7 +216,7 @@ def test_a_half_integer_scaled_value_is_still_certified() -> None:
     part decides the neighbour (a case that once fell back to the exact path)."""
     a_hi, a_lo, k = 0.03378211636804537, -2.9236839722499004e-18, -1020
     with np.errstate(all="ignore"):  # as in the evaluation (overflow to inf is meant)
-        value, certified = dense._round_certify(
+        value, certified = rounding.round_certify(
             1.0,
             np.array([a_hi]),
             np.array([a_lo]),
@@ -254,8 +257,8 @@ def test_small_blocks_and_chunks_change_nothing(monkeypatch: pytest.MonkeyPatch)
     x[2, 4] = np.nan
     x[6, 1] = np.inf
     expected = certified_softmax_dense(x, log=True)
-    monkeypatch.setattr(dense, "BLOCK", 7)
-    monkeypatch.setattr(dense, "CHUNK", 50)
+    monkeypatch.setattr(driver, "BLOCK", 7)
+    monkeypatch.setattr(driver, "CHUNK", 50)
     result = certified_softmax_dense(x, log=True)
     assert np.array_equal(result.values, expected.values, equal_nan=True)
     assert np.array_equal(result.upper, expected.upper, equal_nan=True)
@@ -283,7 +286,7 @@ def test_values_next_to_a_midpoint(name: str, side: int) -> None:
     assert result.values[0] == 0.5  # rounds back to 1/2 on both sides
     assert result.fallback_rows == (1 if name == "float64" else 0)
     if name == "float64":
-        assert result.precision > dense.FAST_PRECISION
+        assert result.precision > driver.FAST_PRECISION
 
 
 @pytest.mark.parametrize("name", ["float16", "bfloat16", "float32"])
@@ -388,19 +391,19 @@ def test_double_double_operations_stay_within_u_dd() -> None:
     yh = rng.uniform(-4, 4, n) * 2.0 ** rng.integers(-30, 30, n)
     xl = xh * rng.uniform(-1, 1, n) * 2.0**-53
     yl = yh * rng.uniform(-1, 1, n) * 2.0**-53
-    xh, xl = dense._fast_two_sum(xh, xl)
-    yh, yl = dense._fast_two_sum(yh, yl)
-    y_hi, y_lo = dense._split(yh)
+    xh, xl = double_double.fast_two_sum(xh, xl)
+    yh, yl = double_double.fast_two_sum(yh, yl)
+    y_hi, y_lo = double_double.dekker_split(yh)
     positive_h, positive_l = np.abs(yh), np.where(yh < 0, -yl, yl)
     same_sign_h, same_sign_l = np.abs(xh), np.where(xh < 0, -xl, xl)
     Exact = Callable[[Fraction, Fraction, Fraction], Fraction]
     operations: dict[str, tuple[tuple[Any, Any], Exact]] = {
-        "add": (dense._dd_add(xh, xl, yh, yl), lambda x, y, b: x + y),
-        "add_fp": (dense._dd_add_fp(xh, xl, yh), lambda x, y, b: x + b),
-        "mul": (dense._dd_mul(xh, xl, yh, yl), lambda x, y, b: x * y),
-        "mul_fp": (dense._dd_mul_fp(xh, xl, yh, y_hi, y_lo), lambda x, y, b: x * b),
+        "add": (double_double.dd_add(xh, xl, yh, yl), lambda x, y, b: x + y),
+        "add_fp": (double_double.dd_add_fp(xh, xl, yh), lambda x, y, b: x + b),
+        "mul": (double_double.dd_mul(xh, xl, yh, yl), lambda x, y, b: x * y),
+        "mul_fp": (double_double.dd_mul_fp(xh, xl, yh, y_hi, y_lo), lambda x, y, b: x * b),
         "add_dominant": (
-            dense._dd_add_dominant(same_sign_h, same_sign_l, positive_h, positive_l),
+            double_double.dd_add_dominant(same_sign_h, same_sign_l, positive_h, positive_l),
             lambda x, y, b: abs(x) + abs(y),
         ),
     }
@@ -426,7 +429,7 @@ def test_fast_exponential_within_its_bound() -> None:
         ]
     )
     xl = np.zeros_like(x)
-    mh, ml, k, ok = dense._exp_dd(x, xl)
+    mh, ml, k, ok = elementary.exp_dd(x, xl)
     assert ok.all()
     with mpmath.workprec(300):
         for i in range(x.size):
@@ -479,7 +482,7 @@ def test_rounding_certificates_are_sound_next_to_midpoints(
     exact = (Fraction(a_hi) + Fraction(a_lo)) * Fraction(2) ** scale
     radius = 0.0 if radius_bits is None else a_hi * 2.0**-radius_bits
     with np.errstate(all="ignore"):  # as in the evaluation (overflow to inf is meant)
-        value, certified = dense._round_certify(
+        value, certified = rounding.round_certify(
             1.0,
             np.array([a_hi]),
             np.array([a_lo]),
@@ -515,23 +518,23 @@ def test_an_exponential_off_by_2_to_the_minus_60_is_caught(
     x = np.random.default_rng(9).uniform(-10, 10, 3000)
     assert mismatches(certified_softmax_dense(x), x) == 0
 
-    def faulty(xh: Any, xl: Any, original: Any = dense._exp_dd) -> Any:
+    def faulty(xh: Any, xl: Any, original: Any = elementary.exp_dd) -> Any:
         mh, ml, k, ok = original(xh, xl)
-        return (*dense._fast_two_sum(mh, ml + mh * 2.0**-60 * (k % 2)), k, ok)
+        return (*double_double.fast_two_sum(mh, ml + mh * 2.0**-60 * (k % 2)), k, ok)
 
-    monkeypatch.setattr(dense, "_exp_dd", faulty)
+    monkeypatch.setattr(driver, "exp_dd", faulty)
     assert mismatches(certified_softmax_dense(x), x) > 0
 
 
 def test_a_dropped_term_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     x = np.random.default_rng(10).uniform(-10, 10, 64)
 
-    def dropping(h: Any, low: Any, until: int = 1, original: Any = dense._tree_sum) -> Any:
+    def dropping(h: Any, low: Any, until: int = 1, original: Any = driver._tree_sum) -> Any:
         if h.shape[1] > until:
             h, low = h[:, :-1], low[:, :-1]
         return original(h, low, until)
 
-    monkeypatch.setattr(dense, "_tree_sum", dropping)
+    monkeypatch.setattr(driver, "_tree_sum", dropping)
     assert mismatches(certified_softmax_dense(x), x) > 0
 
 
@@ -550,12 +553,12 @@ def test_the_exact_path_agrees_when_forced(monkeypatch: pytest.MonkeyPatch) -> N
     for log in (False, True):
         fast = certified_softmax_dense(x, log=log, format="bfloat16")
 
-        def failing(data: Any, *args: Any, original: Any = dense._fast_chunk) -> Any:
+        def failing(data: Any, *args: Any, original: Any = driver._fast_chunk) -> Any:
             fail, bound = original(data, *args)
             return np.ones_like(fail), bound
 
         with monkeypatch.context() as patch:
-            patch.setattr(dense, "_fast_chunk", failing)
+            patch.setattr(driver, "_fast_chunk", failing)
             exact = certified_softmax_dense(x, log=log, format="bfloat16")
         assert exact.fallback_rows == 4 and exact.fallback_elements == x.size
         assert np.array_equal(exact.values, fast.values)
@@ -568,12 +571,15 @@ def test_without_ieee_arithmetic_everything_takes_the_exact_path(
 ) -> None:
     x = np.random.default_rng(14).uniform(-5, 5, (3, 9))
     expected = certified_softmax_dense(x, format="float32")
-    monkeypatch.setattr(dense, "_ieee_arithmetic", lambda: False)
+    monkeypatch.setattr(driver, "ieee_arithmetic", lambda: False)
     result = certified_softmax_dense(x, format="float32")
     assert result.fallback_rows == 3 and result.all_certified
     assert np.array_equal(result.values, expected.values)
 
 
 def test_doctests() -> None:
-    result = doctest.testmod(dense, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
+    results = [
+        doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        for module in (double_double, elementary, rounding, driver)
+    ]
+    assert sum(r.attempted for r in results) > 0 and sum(r.failed for r in results) == 0
