@@ -1,7 +1,8 @@
 """The ``softmax-dispersion`` command line: one module per subcommand.
 
-Each subcommand module in :data:`COMMANDS` has ``add_parser(subparsers)`` and
-``run(args) -> int``; adding a subcommand means adding its module and its name here.
+Every public module of this package is a subcommand: it has ``add_parser(subparsers)``
+and ``run(args) -> int``, so adding a subcommand means adding its module, nothing else.
+Private modules (``_usage`` and the experiments' tasks) are helpers.
 Exit status: 0 when everything verified or passed, 1 when a check failed, 2 for bad
 usage or input (one line on standard error naming the argument, never a traceback).
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import pkgutil
 import sys
 from collections.abc import Sequence
 from importlib import import_module
@@ -19,8 +21,10 @@ from softmax_dispersion.cli._usage import EXIT_OK, EXIT_USAGE, UsageError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-COMMANDS = ("reproduce", "prove", "certify", "check", "experiment", "report")
-"""The subcommands, in the order ``--help`` lists them (modules of this package)."""
+COMMANDS = tuple(
+    sorted(info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_"))
+)
+"""The subcommands: the public modules of this package, as ``--help`` lists them."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
-        module = import_module(f"softmax_dispersion.cli.{name.replace('-', '_')}")
+        module = import_module(f"softmax_dispersion.cli.{name}")
         command = module.add_parser(subparsers)
         command.set_defaults(run=module.run)
     return parser

@@ -95,3 +95,16 @@ def test_every_finite_family_is_certifiable_from_the_command_line(
             args += ["--param", "k_high=3"]
         assert main(args) == 0, name
         assert "verdict: VERIFIED" in capsys.readouterr().out
+
+
+def test_every_public_cli_module_is_a_subcommand() -> None:
+    import importlib
+
+    from softmax_dispersion.cli import COMMANDS, build_parser
+
+    assert {"prove", "certify", "check", "reproduce", "experiment", "report"} <= set(COMMANDS)
+    help_text = build_parser().format_help()
+    for name in COMMANDS:
+        module = importlib.import_module(f"softmax_dispersion.cli.{name}")
+        assert callable(module.add_parser) and callable(module.run)
+        assert name.replace("_", "-") in help_text
