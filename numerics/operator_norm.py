@@ -18,8 +18,9 @@ so a head's ``d × d`` query–key product is bounded through two ``k × k`` Gra
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -32,6 +33,7 @@ __all__ = [
     "arb_matrix",
     "certified_largest_eigenvalue",
     "certified_spectral_norm",
+    "single_threaded_blas",
 ]
 
 #: Relative margins tried above the float estimate, smallest first.
@@ -63,6 +65,23 @@ class GramBound:
     def sqrt_upper(self) -> Fraction:
         """A dyadic upper bound on ``sqrt(mu)`` (so on the singular value), exactly."""
         return _sqrt_upper(self.mu)
+
+
+@contextlib.contextmanager
+def single_threaded_blas() -> Iterator[None]:
+    """One BLAS thread inside the block, when threadpoolctl is installed.
+
+    The float estimates here work on small matrices (head dimension 32 or 64), where a
+    multithreaded BLAS on a busy machine spends most of its time waiting: ~50x slower
+    on 32 × 32 eigendecompositions on two shared cores.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(1):
+        yield
 
 
 def _flint() -> Any:

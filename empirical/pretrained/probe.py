@@ -21,7 +21,6 @@ allowance), the capture reproduces the model's weights, and no row breaks T1 or 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
@@ -51,6 +50,7 @@ from softmax_dispersion.empirical.pretrained.inputs import (
 from softmax_dispersion.empirical.pretrained.measure import RowMeasurements, measure_batch
 from softmax_dispersion.empirical.pretrained.model import MODEL_NAME, LoadedModel, load_minilm
 from softmax_dispersion.empirical.pretrained.search import adversarial_search
+from softmax_dispersion.numerics.operator_norm import single_threaded_blas
 from softmax_dispersion.theory.dispersion import dispersion_upper
 from softmax_dispersion.theory.entropy import entropy_lower_bound
 
@@ -124,21 +124,6 @@ class ProbeConfig:
         }
 
 
-@contextlib.contextmanager
-def _small_blas() -> Iterator[None]:
-    """One BLAS thread for the many small matrices of the certificates.
-
-    On a shared machine, multithreaded BLAS spends ~50x longer on 32 × 32 matrices.
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        yield
-        return
-    with threadpool_limits(1):
-        yield
-
-
 def _inputs(
     kind: str, n: int, config: ProbeConfig, loaded: LoadedModel, corpus: Corpus, rng: Any
 ) -> np.ndarray:
@@ -202,11 +187,11 @@ def _quantiles(values: np.ndarray) -> dict[str, list[list[float]]]:
     """Per head (``values`` is ``[layers, heads, rows]``): the summaries the report uses."""
     q = np.quantile(values, [0.1, 0.5, 0.9], axis=-1)
     return {
-        "q10": q[0].round(6).tolist(),
-        "median": q[1].round(6).tolist(),
-        "q90": q[2].round(6).tolist(),
-        "max": values.max(axis=-1).round(6).tolist(),
-        "min": values.min(axis=-1).round(6).tolist(),
+        "q10": q[0].round(5).tolist(),
+        "median": q[1].round(5).tolist(),
+        "q90": q[2].round(5).tolist(),
+        "max": values.max(axis=-1).round(5).tolist(),
+        "min": values.min(axis=-1).round(5).tolist(),
     }
 
 
@@ -216,7 +201,7 @@ def _histograms(deltas: list[np.ndarray], width: float = 0.5) -> dict[str, Any]:
     edges = np.arange(0.0, math.ceil(top / width) * width + width, width)
     layers = deltas[0].shape[0]
     counts = [
-        sum(np.histogram(d[layer].ravel(), bins=edges)[0] for d in deltas).tolist()
+        np.sum([np.histogram(d[layer].ravel(), bins=edges)[0] for d in deltas], axis=0).tolist()
         for layer in range(layers)
     ]
     return {"edges": edges.round(6).tolist(), "counts": counts}
@@ -318,7 +303,7 @@ def run_probe(
 
     clock = time.perf_counter()
     layers, heads = loaded.layers, loaded.heads
-    with _small_blas():
+    with single_threaded_blas():
         certificates = [
             [certify_head(loaded.head_weights(i, h)) for h in range(heads)] for i in range(layers)
         ]

@@ -14,7 +14,7 @@ import numpy as np
 
 from softmax_dispersion.empirical.pretrained import figures
 
-__all__ = ["FIGURES", "render_markdown", "rerender", "write_report"]
+__all__ = ["FIGURES", "render_markdown", "rerender", "summary_lines", "write_report"]
 
 FIGURES: dict[str, str] = {
     "delta_histograms.png": "Row spreads δ per layer on the text (every head and size pooled)",
@@ -168,15 +168,15 @@ def _reading(result: Mapping[str, Any], measurements: Mapping[str, Any]) -> list
     below = [r for r in heads if r["t1_below_half_at"] is not None]
     medians = np.array(text[last]["delta"]["median"])
     return [
-        f"- **Certified, for every possible input.** Every head's spread is at most "
-        f"δ* = {min(stars):.0f}–{max(stars):.0f}, so by T4 no text of any length up to "
-        f"n*(½) = 10^{min(log10s):.0f}–10^{max(log10s):.0f} tokens can make a head put half "
-        "its weight on one position — Theorem 2.2's dispersion is certain, but only at sizes "
-        "no model will ever see.",
+        f"- **Certified, for every possible input.** Every head's logit spread is at most "
+        f"δ* = {min(stars):.0f}–{max(stars):.0f} whatever the input, so by T4 from "
+        f"n*(½) = 10^{min(log10s):.0f}–10^{max(log10s):.0f} positions on no input whatsoever "
+        "can a head put half its weight on one position: Theorem 2.2's dispersion is certain, "
+        "but only at sizes no model will see. Below n*(½) the certificate allows a sharp head.",
         f"- **The certificate is tight for its domain.** Three LayerNorm outputs built from the "
         f"head's top singular direction reach {min(witness):.3f}–{max(witness):.3f} of δ* "
-        "(the head evaluated from its own weights): the architecture-level bound is what the "
-        "head can do on arbitrary unit-variance inputs.",
+        "(the head evaluated from its own weights): the bound is what the head can do on "
+        "arbitrary LayerNorm outputs.",
         f"- **Real tokens reach far less.** The largest spread found on any token sequence "
         f"(text, synthetic or the adversarial search) is {min(tightness):.3f}–"
         f"{max(tightness):.3f} of δ* (largest: {float(largest['largest_found_delta']):.1f} in "
@@ -189,6 +189,27 @@ def _reading(result: Mapping[str, Any], measurements: Mapping[str, Any]) -> list
         f"In {len(below)} of {len(heads)} heads the median row's bound falls below ½ within "
         f"{last} positions; over all heads {100 * float(rows_below.mean()):.0f}% of the rows at "
         f"n = {last} have a bound below ½: no weight in them can reach ½.",
+    ]
+
+
+def summary_lines(result: Mapping[str, Any]) -> list[str]:
+    """The probe's checks and headline numbers, as lines of text."""
+    heads = result["heads"]
+    checks = result["checks"]
+    stars = [float(r["delta_star_upper"]) for r in heads]
+    log10s = [float(r["log10_n_star_half"]) for r in heads]
+    tightness = [float(r["tightness"]) for r in heads]
+    below = sum(r["t1_below_half_at"] is not None for r in heads)
+    return [
+        f"{len(heads)} heads certified: δ* {min(stars):.0f}–{max(stars):.0f}, "
+        f"n*(½) 10^{min(log10s):.0f}–10^{max(log10s):.0f}",
+        f"largest spread on tokens / δ*: {min(tightness):.3f}–{max(tightness):.3f}; "
+        f"{checks['certificate_violations']} certificate violations",
+        f"capture: largest |softmax(captured) − output_attentions| "
+        f"{checks['capture_max_abs_error']:.2g}; T1/T6 per row (consistency): "
+        f"{checks['t1_row_violations']}/{checks['t6_row_violations']} violations in "
+        f"{checks['rows_checked']} rows",
+        f"median text row's T1 bound below ½ within the sizes measured: {below} heads",
     ]
 
 

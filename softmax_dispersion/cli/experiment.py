@@ -12,7 +12,7 @@ from typing import Any
 
 __all__ = ["TASKS", "add_parser", "run"]
 
-TASKS = {"max-retrieval": "_max_retrieval"}
+TASKS = {"max-retrieval": "_max_retrieval", "pretrained": "_pretrained"}
 """The experiments by name, and the module of this package that runs each."""
 
 
@@ -20,8 +20,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``experiment`` and its tasks."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "experiment",
-        help="train attention heads on max retrieval and hold them to the theory",
-        description="Empirical experiments (needs the empirical extra: torch).",
+        help="train attention heads on max retrieval, or probe a pretrained model's heads, "
+        "and hold them to the theory",
+        description=(
+            "Empirical experiments: max-retrieval (needs the empirical extra: torch) and "
+            "pretrained (needs the pretrained extra)."
+        ),
     )
     tasks = parser.add_subparsers(dest="task", required=True, metavar="TASK")
     for module_name in TASKS.values():

@@ -18,7 +18,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "report",
         help="re-render an experiment's report and figures",
-        description="Rewrite report.md, metrics.csv and figures/ of a run from its metrics.json.",
+        description=(
+            "Rewrite report.md, metrics.csv and figures/ of a max-retrieval run from its "
+            "metrics.json, or report.md and figures/ of a pretrained probe from its "
+            "heads.json and measurements.json."
+        ),
     )
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="an experiment's --out")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -41,8 +45,29 @@ def _metrics(run_dir: Path) -> dict[str, Any]:
     return metrics
 
 
+def _rerender_probe(args: argparse.Namespace) -> int:
+    """A pretrained probe's folder: rewrite its report from heads.json and measurements.json."""
+    from softmax_dispersion.cli._pretrained import pretrained_layer
+    from softmax_dispersion.cli._pretrained import print_summary as print_probe
+
+    pretrained = pretrained_layer()
+    try:
+        written = pretrained.rerender(args.run_dir)
+        result = json.loads((args.run_dir / "heads.json").read_text())
+    except (OSError, json.JSONDecodeError, KeyError) as error:
+        raise UsageError(f"RUN_DIR {args.run_dir}: not a readable probe ({error})") from None
+    if args.json:
+        print(json.dumps({"out": str(args.run_dir), "checks": result["checks"]}, indent=1))
+    else:
+        print_probe(result, args.run_dir)
+        print(f"wrote {len(written)} files")
+    return EXIT_OK if result["checks"]["passed"] else EXIT_FAILED
+
+
 def run(args: argparse.Namespace) -> int:
     """Rewrite the run's report; exit 1 when its bound checks failed."""
+    if (args.run_dir / "heads.json").is_file():
+        return _rerender_probe(args)
     metrics = _metrics(args.run_dir)
     empirical = empirical_layer()
     written = empirical.write_report(args.run_dir, metrics)

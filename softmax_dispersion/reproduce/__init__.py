@@ -18,7 +18,10 @@ from n = 16 to 10**18, T4's dispersion size and T10's length-scaling regimes) an
 ``oracle`` (the oracle's battery against every installed softmax library: numpy's
 textbook softmax, scipy, torch, jax) and, when torch is installed, ``empirical`` (the
 max-retrieval experiment's quick preset in ``DIR/max-retrieval``: trained attention heads
-held to T1 on every test row; skipped with a note without torch).
+held to T1 on every test row; skipped with a note without torch) and, when the
+pretrained extra is installed, ``pretrained`` (every head of all-MiniLM-L6-v2 certified
+for every input and measured on text, synthetic and adversarial inputs, in
+``DIR/pretrained``; skipped with a note without the extra).
 """
 
 from __future__ import annotations
@@ -89,7 +92,7 @@ def _prepare(out: Path) -> None:
         raise ReportFolderError(f"--out {out} cannot be created: {error.strerror}") from None
 
 
-SECTIONS = ("theory", "numerics", "oracle", "empirical")
+SECTIONS = ("theory", "numerics", "oracle", "empirical", "pretrained")
 """The layers the main job runs, in order: modules of this package, each with a
 ``section(out) -> Section`` function.  Adding a section means adding its module here."""
 
