@@ -40,8 +40,8 @@ plot_formats = [("png", 110)]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-# empirical-run/ holds a run folder's report, included by empirical.md, not a page itself.
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "empirical-run"]
+# The run folders hold reports included by empirical.md and pretrained.md, not pages.
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "empirical-run", "pretrained-run"]
 
 # Nothing is fetched at build time: no intersphinx, no remote images.  MathJax is
 # loaded by the reader's browser from Sphinx's default URL when a page is viewed.
