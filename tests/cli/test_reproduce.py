@@ -26,8 +26,34 @@ def small_experiment(monkeypatch: pytest.MonkeyPatch) -> bool:
     return True
 
 
+@pytest.fixture
+def small_probe(monkeypatch: pytest.MonkeyPatch) -> bool:
+    """With the pretrained extra, the pretrained section probes one size, no search."""
+    from softmax_dispersion._extras import missing_for_pretrained
+
+    if missing_for_pretrained():
+        return False
+    from functools import cache
+
+    from softmax_dispersion.empirical.pretrained import ProbeConfig, load_minilm, probe
+    from softmax_dispersion.reproduce import pretrained as pretrained_section
+
+    tiny = ProbeConfig(
+        sizes=(8,),
+        search_rounds=0,
+        search_size=8,
+        tokens_per_size={"text": 64, "repeated": 8, "random": 64},
+    )
+    monkeypatch.setattr(pretrained_section, "section_config", lambda: tiny)
+    monkeypatch.setattr(probe, "load_minilm", cache(load_minilm))
+    return True
+
+
 def test_reproduce_writes_the_report(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], small_experiment: bool
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    small_experiment: bool,
+    small_probe: bool,
 ) -> None:
     from softmax_dispersion.theory import all_claims
 
@@ -39,8 +65,16 @@ def test_reproduce_writes_the_report(
     assert "18/18 sweep checks hold" in printed
     report = json.loads((out / "report.json").read_text())
     assert report["passed"] is True
-    names = ["theory", "numerics", "oracle", "empirical"]
+    names = ["theory", "numerics", "oracle", "empirical", "pretrained"]
     assert [s["name"] for s in report["sections"]] == names
+    probe = report["sections"][4]
+    assert probe["passed"] is True
+    if small_probe:
+        assert probe["data"]["checks"]["certificate_violations"] == 0
+        assert (out / "pretrained" / "heads.json").is_file()
+        assert "pretrained/figures/n_star.png" in (out / "report.md").read_text()
+    else:
+        assert probe["result"] == "skipped"
     empirical = report["sections"][3]
     assert empirical["passed"] is True
     if small_experiment:

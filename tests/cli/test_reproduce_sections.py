@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from softmax_dispersion.reproduce import Report, _summary, empirical, numerics, oracle
+from softmax_dispersion.reproduce import (
+    Report,
+    _summary,
+    empirical,
+    numerics,
+    oracle,
+    pretrained,
+)
 
 
 def test_the_sweep_table_names_each_familys_coefficient(tmp_path: Path) -> None:
@@ -39,6 +46,18 @@ def test_a_skipped_experiment_is_shown_as_skipped(
     summary = _summary(Report(out=tmp_path, sections=[section]))
     assert "empirical  skipped" in summary and "pass" not in summary.split("\n")[1]
     assert list(tmp_path.iterdir()) == []  # no empty figures/ folder
+
+
+def test_a_skipped_pretrained_probe_is_shown_as_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pretrained, "missing_for_pretrained", lambda: ["transformers"])
+    section = pretrained.section(tmp_path)
+    assert section.skipped and section.result == "skipped"
+    assert 'pip install ".[pretrained]"' in section.summary
+    summary = _summary(Report(out=tmp_path, sections=[section]))
+    assert "pretrained skipped" in summary
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.slow
