@@ -1,0 +1,584 @@
+"""Read a printed Coq statement back into sympy, to check the printer against the claim.
+
+:func:`read_statement` parses the Coq text that
+:func:`~softmax_dispersion.theory.coq.coq_statement` emits, with Coq's own notation
+levels, and rebuilds every hypothesis and the conclusion as sympy objects.
+:func:`statement_mismatches` compares them, part by part, with the claim the text was
+printed from.  A printer that drops, swaps or mis-brackets a subterm, flips a relation
+or loses a hypothesis produces text that reads back differently, and the comparison
+names the part.
+
+This module shares no table with the printer: its grammar is written from Coq's
+reference manual (levels of ``+``, ``*``, ``^``, unary ``-``, the relations and the
+connectives), so that a wrong entry in the printer is not repeated here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from softmax_dispersion.theory.coq import (
+    RootDefinition,
+    SumDefinition,
+    claim_definitions,
+    printed_names,
+)
+from softmax_dispersion.theory.kernel import Claim
+
+__all__ = [
+    "CoqReadError",
+    "Hypothesis",
+    "PrintedStatement",
+    "names_resolver",
+    "read_statement",
+    "statement_mismatches",
+]
+
+
+class CoqReadError(ValueError):
+    """Text that is not a statement of the printed form."""
+
+
+# Coq's levels: (level, associativity) of each binary notation in R_scope and Prop.
+_BINARY: dict[str, tuple[int, str]] = {
+    "^": (30, "right"),
+    "*": (40, "left"),
+    "/": (40, "left"),
+    "+": (50, "left"),
+    "-": (50, "left"),
+    "=": (70, "none"),
+    "<>": (70, "none"),
+    "<=": (70, "none"),
+    "<": (70, "none"),
+    ">=": (70, "none"),
+    ">": (70, "none"),
+    "/\\": (80, "right"),
+    "\\/": (85, "right"),
+    "<->": (95, "none"),
+    "->": (99, "right"),
+}
+_PREFIX: dict[str, int] = {"-": 35, "~": 75}
+_TOKEN = re.compile(r"\s*(<->|->|<=|>=|<>|/\\|\\/|=>|[-+*/^=<>~(),:.]|[A-Za-z_][A-Za-z0-9_']*|\d+)")
+
+
+def _tokens(text: str) -> list[str]:
+    out, position = [], 0
+    text = text.rstrip()
+    while position < len(text):
+        match = _TOKEN.match(text, position)
+        if not match:
+            raise CoqReadError(f"unexpected text at {text[position:position + 20]!r}")
+        out.append(match.group(1))
+        position = match.end()
+    return out
+
+
+Node = tuple  # ("num", n) | ("id", name) | ("app", head, args) | ("bin", op, a, b) | ...
+
+
+class _Parser:
+    def __init__(self, tokens: list[str]) -> None:
+        self.tokens = tokens
+        self.k = 0
+
+    def peek(self) -> str | None:
+        return self.tokens[self.k] if self.k < len(self.tokens) else None
+
+    def take(self, expected: str | None = None) -> str:
+        token = self.peek()
+        if token is None or (expected is not None and token != expected):
+            raise CoqReadError(f"expected {expected!r}, found {token!r}")
+        self.k += 1
+        return token
+
+    def term(self, allowed: int = 200) -> tuple[Node, int]:
+        token = self.peek()
+        if token in ("forall", "fun", "if"):
+            if allowed < 200:
+                raise CoqReadError(f"{token} needs parentheses here")
+            node, level = self.binder(), 200
+        elif token in _PREFIX:
+            self.take()
+            operand, _ = self.term(_PREFIX[token])
+            node, level = (("neg" if token == "-" else "not"), operand), _PREFIX[token]
+        else:
+            node, level = self.application()
+        while (op := self.peek()) in _BINARY:
+            op_level, assoc = _BINARY[op]
+            left_max = op_level if assoc == "left" else op_level - 1
+            if op_level > allowed or level > left_max:
+                break
+            self.take()
+            right, _ = self.term(op_level if assoc == "right" else op_level - 1)
+            node, level = ("bin", op, node, right), op_level
+        return node, level
+
+    def binder(self) -> Node:
+        keyword = self.take()
+        if keyword == "if":
+            condition, _ = self.term(199)
+            self.take("then")
+            yes, _ = self.term()
+            self.take("else")
+            no, _ = self.term()
+            return ("if", condition, yes, no)
+        groups: list[tuple[list[str], str]] = []
+        while self.peek() not in (",", "=>"):
+            if self.peek() == "(":
+                self.take("(")
+                groups.append(self.names_and_type())
+                self.take(")")
+            else:
+                groups.append(self.names_and_type())
+        self.take("," if keyword == "forall" else "=>")
+        body, _ = self.term()
+        return (keyword, groups, body)
+
+    def names_and_type(self) -> tuple[list[str], str]:
+        names = []
+        while self.peek() not in (":", None):
+            names.append(self.take())
+        self.take(":")
+        kind = self.take()
+        if kind == "list":
+            kind += " " + self.take()
+        return names, kind
+
+    def application(self) -> tuple[Node, int]:
+        head = self.atom()
+        arguments = []
+        while self.peek() is not None and (
+            self.peek() == "(" or re.fullmatch(r"[A-Za-z_][A-Za-z0-9_']*|\d+", self.peek() or "")
+        ):
+            if self.peek() in ("then", "else"):
+                break
+            arguments.append(self.atom())
+        if not arguments:
+            return head, 0
+        return ("app", head, tuple(arguments)), 10
+
+    def atom(self) -> Node:
+        token = self.take()
+        if token == "(":
+            node, _ = self.term()
+            self.take(")")
+            return node
+        if token.isdigit():
+            return ("num", int(token))
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_']*", token):
+            return ("id", token)
+        raise CoqReadError(f"unexpected {token!r}")
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """One hypothesis of a printed statement, rebuilt.
+
+    ``kind`` is ``"length"`` (``INR (length ℓ) = count``), ``"weights"`` (the weights
+    of ``ℓ`` add up to ``count``), ``"sum"`` (``symbol = Σ term`` over ``ℓ``), or
+    ``"fact"`` (a proposition, holding for every member of the lists in ``over``).
+    """
+
+    kind: str
+    lists: tuple[str, ...] = ()
+    over: tuple[sp.Symbol, ...] = ()
+    symbol: sp.Symbol | None = None
+    expr: sp.Basic = sp.true
+    count: sp.Expr | None = None
+
+
+@dataclass
+class PrintedStatement:
+    """A printed statement, read back: its binders, hypotheses and conclusion."""
+
+    name: str
+    reals: list[str] = field(default_factory=list)
+    lists: list[str] = field(default_factory=list)
+    hypotheses: list[Hypothesis] = field(default_factory=list)
+    conclusion: sp.Basic = sp.true
+    free_names: set[str] = field(default_factory=set)
+
+
+class _ToSympy:
+    """Turns parse trees into sympy, resolving identifiers through ``resolve``."""
+
+    def __init__(self, resolve: Callable[[str], sp.Symbol]) -> None:
+        self.resolve = resolve
+        self.bound: dict[str, sp.Symbol] = {}
+        self.free: set[str] = set()
+
+    def symbol(self, name: str) -> sp.Symbol:
+        if name in self.bound:
+            return self.bound[name]
+        self.free.add(name)
+        return self.resolve(name)
+
+    def expr(self, node: Node) -> sp.Expr:
+        tag = node[0]
+        if tag == "num":
+            return sp.Integer(node[1])
+        if tag == "id":
+            return self.symbol(node[1])
+        if tag == "neg":
+            return -self.expr(node[1])
+        if tag == "bin":
+            op, a, b = node[1], self.expr(node[2]), node[3]
+            if op == "^":
+                if b[0] != "num":
+                    raise CoqReadError("pow takes a natural-number literal")
+                return a ** sp.Integer(b[1])
+            right = self.expr(b)
+            operations: dict[str, Callable[[sp.Expr, sp.Expr], sp.Expr]] = {
+                "+": lambda x, y: x + y,
+                "-": lambda x, y: x - y,
+                "*": lambda x, y: x * y,
+                "/": lambda x, y: x / y,
+            }
+            if op not in operations:
+                raise CoqReadError(f"{op} in a real-valued position")
+            return operations[op](a, right)
+        if tag == "app":
+            return self.application(node)
+        if tag == "if":
+            return self.piecewise(node)
+        raise CoqReadError(f"no real-valued reading of {tag}")
+
+    def application(self, node: Node) -> sp.Expr:
+        head, arguments = node[1], node[2]
+        if head[0] != "id":
+            raise CoqReadError("an application of a non-identifier")
+        name = head[1]
+        unary = {"exp": sp.exp, "ln": sp.log, "Rabs": sp.Abs}
+        binary = {"Rpower": sp.Pow, "Rmax": sp.Max, "Rmin": sp.Min}
+        if name in unary and len(arguments) == 1:
+            return unary[name](self.expr(arguments[0]))
+        if name in binary and len(arguments) == 2:
+            return binary[name](self.expr(arguments[0]), self.expr(arguments[1]))
+        raise CoqReadError(f"unknown function {name} with {len(arguments)} arguments")
+
+    def piecewise(self, node: Node) -> sp.Expr:
+        branches = []
+        while node[0] == "if":
+            condition, yes, no = node[1], node[2], node[3]
+            deciders = {
+                "Rlt_dec": sp.StrictLessThan,
+                "Rle_dec": sp.LessThan,
+                "Rgt_dec": sp.StrictGreaterThan,
+                "Rge_dec": sp.GreaterThan,
+                "Req_EM_T": sp.Equality,
+            }
+            if condition[0] != "app" or condition[1] not in [("id", d) for d in deciders] or len(condition[2]) != 2:
+                raise CoqReadError("a condition that is no decided comparison")
+            relation = deciders[condition[1][1]]
+            left, right = (self.expr(a) for a in condition[2])
+            branches.append((self.expr(yes), relation(left, right, evaluate=False)))
+            node = no
+        branches.append((self.expr(node), sp.true))
+        return sp.Piecewise(*branches)
+
+    def prop(self, node: Node) -> sp.Basic:
+        tag = node[0]
+        if tag == "id" and node[1] in ("True", "False"):
+            return sp.true if node[1] == "True" else sp.false
+        if tag == "not":
+            return sp.Not(self.prop(node[1]))
+        if tag == "app" and node[1] == ("id", "is_lim"):
+            return self.limit(node)
+        if tag != "bin":
+            raise CoqReadError(f"no propositional reading of {tag}")
+        op = node[1]
+        connectives: dict[str, Callable[[sp.Basic, sp.Basic], sp.Basic]] = {
+            "/\\": sp.And,
+            "\\/": sp.Or,
+            "->": sp.Implies,
+            "<->": sp.Equivalent,
+        }
+        if op in connectives:
+            return connectives[op](self.prop(node[2]), self.prop(node[3]))
+        relations = {
+            "=": sp.Equality,
+            "<>": sp.Unequality,
+            "<=": sp.LessThan,
+            "<": sp.StrictLessThan,
+            ">=": sp.GreaterThan,
+            ">": sp.StrictGreaterThan,
+        }
+        if op in relations:
+            return relations[op](self.expr(node[2]), self.expr(node[3]), evaluate=False)
+        raise CoqReadError(f"{op} is not a proposition")
+
+    def lambda_body(self, node: Node) -> tuple[sp.Symbol, Node]:
+        if node[0] != "fun" or len(node[1]) != 1 or len(node[1][0][0]) != 1:
+            raise CoqReadError("expected fun x : R => ...")
+        (names, kind), body = node[1][0], node[2]
+        if kind != "R":
+            raise CoqReadError(f"a lambda over {kind}")
+        return self.resolve(names[0]), body
+
+    def limit(self, node: Node) -> sp.Basic:
+        function, point, value = node[2]
+        var, body = self.lambda_body(function)
+        points = {("id", "p_infty"): sp.oo, ("id", "m_infty"): -sp.oo}
+        if point not in points:
+            raise CoqReadError("a limit at a point other than ±oo")
+        saved = dict(self.bound)
+        self.bound[function[1][0][0][0]] = var
+        expr = self.expr(body)
+        self.bound = saved
+        if value in points:
+            target = points[value]
+        elif value[0] == "app" and value[1] == ("id", "Finite") and len(value[2]) == 1:
+            target = self.expr(value[2][0])
+        else:
+            raise CoqReadError("a limit value that is neither Finite nor infinite")
+        return sp.Eq(sp.Limit(expr, var, points[point]), target, evaluate=False)
+
+    def list_sum(self, node: Node) -> tuple[str, sp.Symbol, sp.Expr]:
+        """``fold_right Rplus 0 (map (fun x : R => t) l)`` → (l, x, t)."""
+        if not (
+            node[0] == "app"
+            and node[1] == ("id", "fold_right")
+            and node[2][:2] == (("id", "Rplus"), ("num", 0))
+            and len(node[2]) == 3
+        ):
+            raise CoqReadError("expected fold_right Rplus 0 (map ...)")
+        mapped = node[2][2]
+        if not (mapped[0] == "app" and mapped[1] == ("id", "map") and len(mapped[2]) == 2):
+            raise CoqReadError("expected map (fun ...) list")
+        function, target = mapped[2]
+        if target[0] != "id":
+            raise CoqReadError("a sum over something that is not a list variable")
+        index, body = self.lambda_body(function)
+        saved = dict(self.bound)
+        self.bound[function[1][0][0][0]] = index
+        term = self.expr(body)
+        self.bound = saved
+        return target[1], index, term
+
+
+def _hypothesis(reader: _ToSympy, node: Node) -> Hypothesis:
+    if node[0] == "forall":
+        return _membership_fact(reader, node)
+    if node[0] == "bin" and node[1] == "=":
+        left, right = node[2], node[3]
+        if (
+            left[0] == "app"
+            and left[1] == ("id", "INR")
+            and len(left[2]) == 1
+            and left[2][0][0] == "app"
+            and left[2][0][1] == ("id", "length")
+            and len(left[2][0][2]) == 1
+            and left[2][0][2][0][0] == "id"
+        ):
+            target = left[2][0][2][0][1]
+            return Hypothesis("length", lists=(target,), count=reader.expr(right))
+        if left[0] == "app" and left[1] == ("id", "fold_right"):
+            name, index, weight = reader.list_sum(left)
+            return Hypothesis(
+                "weights", lists=(name,), over=(index,), expr=weight, count=reader.expr(right)
+            )
+        if left[0] == "id" and right[0] == "app" and right[1] == ("id", "fold_right"):
+            name, index, term = reader.list_sum(right)
+            return Hypothesis(
+                "sum", lists=(name,), over=(index,), symbol=reader.symbol(left[1]), expr=term
+            )
+    return Hypothesis("fact", expr=reader.prop(node))
+
+
+def _membership_fact(reader: _ToSympy, node: Node) -> Hypothesis:
+    """``forall x : R, In x l -> (forall y : R, In y l' -> ...) -> P``."""
+    over: list[tuple[sp.Symbol, str]] = []
+    saved = dict(reader.bound)
+    while node[0] == "forall":
+        ((names, kind),) = node[1]
+        body = node[2]
+        if kind != "R" or len(names) != 1:
+            raise CoqReadError("a membership quantifier over one real")
+        if not (body[0] == "bin" and body[1] == "->" and body[2][0] == "app"):
+            raise CoqReadError("expected forall x : R, In x l -> ...")
+        member = body[2]
+        if (
+            member[1] != ("id", "In")
+            or len(member[2]) != 2
+            or member[2][0] != ("id", names[0])
+            or member[2][1][0] != "id"
+        ):
+            raise CoqReadError("expected In x l")
+        index = reader.resolve(names[0])
+        reader.bound[names[0]] = index
+        over.append((index, member[2][1][1]))
+        node = body[3]
+    fact = reader.prop(node)
+    reader.bound = saved
+    return Hypothesis(
+        "fact",
+        lists=tuple(name for _, name in over),
+        over=tuple(index for index, _ in over),
+        expr=fact,
+    )
+
+
+def read_statement(text: str, resolve: Callable[[str], sp.Symbol]) -> PrintedStatement:
+    """Parse ``Definition <Id>_statement : Prop := forall …, H1 -> … -> P.``.
+
+    Parameters
+    ----------
+    text
+        The printed definition.
+    resolve
+        Maps each Coq identifier to the sympy symbol it stands for.
+
+    Raises
+    ------
+    CoqReadError
+        When the text is not of the printed form.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> x = sp.Symbol("x", real=True)
+    >>> read = read_statement("Definition A_statement : Prop := forall x : R, x > 0 -> - x < 0.",
+    ...                       {"x": x}.__getitem__)
+    >>> read.hypotheses[0].expr, read.conclusion
+    (x > 0, -x < 0)
+    """
+    tokens = _tokens(text)
+    if tokens[:2] != ["Definition", tokens[1]] or tokens[2:6] != [":", "Prop", ":", "="]:
+        raise CoqReadError("expected Definition <name> : Prop := ...")
+    if tokens[-1] != ".":
+        raise CoqReadError("the definition must end with a full stop")
+    parser = _Parser(tokens[6:-1])
+    tree, _ = parser.term()
+    if parser.peek() is not None:
+        raise CoqReadError(f"left over: {' '.join(tokens[6 + parser.k:][:8])}")
+    read = PrintedStatement(name=tokens[1])
+    if tree[0] == "forall":
+        for names, kind in tree[1]:
+            (read.reals if kind == "R" else read.lists).extend(names)
+            if kind not in ("R", "list R"):
+                raise CoqReadError(f"a binder of type {kind}")
+        tree = tree[2]
+    reader = _ToSympy(resolve)
+    while tree[0] == "bin" and tree[1] == "->":
+        read.hypotheses.append(_hypothesis(reader, tree[2]))
+        tree = tree[3]
+    read.conclusion = reader.prop(tree)
+    read.free_names = reader.free - set(read.lists)
+    return read
+
+
+def _alpha(expr: sp.Basic) -> sp.Basic:
+    """Rename every limit's bound variable to one canonical symbol (alpha-equivalence)."""
+    bound = sp.Symbol("bound_variable", real=True)
+    return expr.replace(
+        lambda e: isinstance(e, sp.Limit),
+        lambda e: sp.Limit(e.args[0].xreplace({e.args[1]: bound}), bound, e.args[2], e.args[3]),
+    )
+
+
+def _expected(claim: Claim) -> list[Hypothesis]:
+    """The hypotheses a faithful print of ``claim`` must have, in printing order."""
+    definitions = claim_definitions(claim)
+    indices = {d.index for d in definitions if isinstance(d, SumDefinition)}
+    expected: list[Hypothesis] = []
+    counted: set[sp.Symbol] = set()
+    for d in definitions:
+        if isinstance(d, RootDefinition):
+            expected += [Hypothesis("fact", expr=f) for f in d.facts]
+            continue
+        if d.index not in counted:
+            counted.add(d.index)
+            if d.weight is None:
+                expected.append(Hypothesis("length", over=(d.index,), count=d.count))
+            else:
+                expected.append(
+                    Hypothesis("weights", over=(d.index,), expr=d.weight, count=d.count)
+                )
+        term = d.term if d.weight is None else d.weight * d.term
+        expected.append(Hypothesis("sum", over=(d.index,), symbol=d.symbol, expr=term))
+    for assumption in claim.assumptions:
+        over = tuple(sorted(indices & assumption.free_symbols, key=lambda s: s.name))
+        expected.append(Hypothesis("fact", over=over, expr=assumption))
+    return expected
+
+
+def statement_mismatches(
+    claim: Claim, text: str, names: dict[sp.Symbol, str] | None = None
+) -> list[str]:
+    """Where the printed ``text`` differs from ``claim``: empty when it is faithful.
+
+    Every hypothesis is compared in order with the claim's definitions and assumptions
+    (kind, rebuilt sympy expression, the summation index it ranges over), each list is
+    checked to stand for one summation index only, and the conclusion is compared with
+    the claim's statement.  Expressions are compared as sympy trees (after sympy's own
+    canonical ordering of sums and products), with limits compared up to the name of
+    their bound variable.  ``names`` maps the claim's symbols to the identifiers the
+    text uses (by default the printer's, :func:`~softmax_dispersion.theory.coq.printed_names`).
+
+    Examples
+    --------
+    >>> from softmax_dispersion.theory import claim_by_id
+    >>> from softmax_dispersion.theory.coq import coq_statement
+    >>> t2 = claim_by_id("T2")
+    >>> statement_mismatches(t2, coq_statement(t2))
+    []
+    >>> statement_mismatches(t2, coq_statement(t2).replace("<=", "<"))[0][:12]
+    'conclusion: '
+    """
+    read = read_statement(text, names_resolver(printed_names(claim) if names is None else names))
+    problems: list[str] = []
+    if read.name != f"{claim.id}_statement":
+        problems.append(f"the definition is named {read.name}")
+    expected = _expected(claim)
+    if len(read.hypotheses) != len(expected):
+        problems.append(f"{len(read.hypotheses)} hypotheses printed, {len(expected)} expected")
+    list_index: dict[str, sp.Symbol] = {}
+    for k, (got, want) in enumerate(zip(read.hypotheses, expected, strict=False)):
+        where = f"hypothesis {k + 1}"
+        if got.kind != want.kind:
+            problems.append(f"{where}: a {got.kind} where a {want.kind} belongs")
+            continue
+        if got.kind == "length":  # the list's index is fixed by the sums over it
+            got_over: tuple[sp.Symbol, ...] = (list_index.setdefault(got.lists[0], want.over[0]),)
+        else:
+            got_over = got.over
+        for name, index in zip(got.lists, got.over, strict=False):
+            if list_index.setdefault(name, index) != index:
+                problems.append(f"{where}: list {name} stands for two indices")
+        if got_over != want.over:
+            problems.append(f"{where}: ranges over {got_over}, expected {want.over}")
+        for part in ("symbol", "count"):
+            if getattr(got, part) != getattr(want, part):
+                problems.append(
+                    f"{where}: {part} {getattr(got, part)} != {getattr(want, part)}"
+                )
+        if _alpha(got.expr) != _alpha(want.expr):
+            problems.append(f"{where}: {sp.sstr(got.expr)} != {sp.sstr(want.expr)}")
+    if set(read.lists) != set(list_index):
+        problems.append(f"list binders {read.lists} but lists used {sorted(list_index)}")
+    if set(read.reals) != read.free_names:
+        problems.append(f"real binders {read.reals} but free names {sorted(read.free_names)}")
+    if _alpha(read.conclusion) != _alpha(claim.statement):
+        problems.append(
+            f"conclusion: {sp.sstr(read.conclusion)} != {sp.sstr(claim.statement)}"
+        )
+    return problems
+
+
+def names_resolver(names: dict[sp.Symbol, str]) -> Callable[[str], sp.Symbol]:
+    """Resolve Coq identifiers through the printer's symbol-to-name map.
+
+    An identifier the map does not hold (a limit's bound variable, say) reads as a
+    fresh real symbol of that name; limits are compared up to their bound variable.
+    """
+    by_name = {name: symbol for symbol, name in names.items()}
+
+    def resolve(name: str) -> sp.Symbol:
+        return by_name.get(name) or sp.Symbol(name, real=True)
+
+    return resolve
+
