@@ -68,10 +68,15 @@ Open Scope R_scope.
 
 # Identifiers a printed binder must never shadow: Coq's vocabulary in these statements.
 _RESERVED = frozenset(
-    """S O R nat list In map fold_right length INR IZR Rplus Rmult exp ln Rpower sqrt
-    Rmax Rmin Rabs Rlt_dec Rle_dec Rgt_dec Rge_dec Req_EM_T is_lim p_infty m_infty Finite
-    True False PI pi forall fun if then else let in match with end as at return exists
-    Type Prop Set fix cofix Definition Theorem Lemma Proof Qed""".split()
+    (
+        *("S", "O", "R", "nat", "list", "In", "map", "fold_right", "length", "INR", "IZR"),
+        *("Rplus", "Rmult", "exp", "ln", "Rpower", "sqrt", "Rmax", "Rmin", "Rabs"),
+        *("Rlt_dec", "Rle_dec", "Rgt_dec", "Rge_dec", "Req_EM_T"),
+        *("is_lim", "p_infty", "m_infty", "Finite", "True", "False", "PI", "pi"),
+        *("forall", "fun", "if", "then", "else", "let", "in", "match", "with", "end"),
+        *("as", "at", "return", "exists", "Type", "Prop", "Set", "fix", "cofix"),
+        *("Definition", "Theorem", "Lemma", "Proof", "Qed"),
+    )
 )
 
 # Coq's notation levels (lower binds tighter) for the forms the printer emits.
@@ -137,7 +142,7 @@ class SumDefinition:
 
 @dataclass(frozen=True)
 class RootDefinition:
-    """``symbol`` is a root of ``poly`` (in ``var``) lying strictly between ``lower`` and ``upper``."""
+    """``symbol`` is a root of ``poly`` (in ``var``) strictly between ``lower`` and ``upper``."""
 
     symbol: sp.Symbol
     poly: sp.Expr
@@ -147,7 +152,7 @@ class RootDefinition:
 
     @property
     def facts(self) -> tuple[sp.Basic, ...]:
-        """The defining facts, as :class:`~softmax_dispersion.theory.kernel.RealRoots` concludes them."""
+        """The defining facts, as :class:`~softmax_dispersion.theory.kernel.RealRoots` has them."""
         return (
             sp.Eq(self.poly.subs(self.var, self.symbol), 0),
             sp.Lt(self.lower, self.symbol, evaluate=False),
@@ -308,7 +313,10 @@ class CoqPrinter:
         if isinstance(p, sp.Implies):
             left, right = p.args
             # An implication or equivalence on the right gets parentheses, for the reader.
-            return f"{self._wrap(self._prop(left), IMP - 1)} -> {self._wrap(self._prop(right), OR)}", IMP
+            return (
+                f"{self._wrap(self._prop(left), IMP - 1)} -> {self._wrap(self._prop(right), OR)}",
+                IMP,
+            )
         if isinstance(p, sp.Equivalent):
             if len(p.args) != 2:
                 raise CoqPrintError("an equivalence of more than two propositions")
@@ -337,7 +345,9 @@ class CoqPrinter:
         elif point is sp.S.NegativeInfinity:
             where = "m_infty"
         else:
-            raise CoqPrintError("only limits at ±oo are printed (sympy's finite limits are one-sided)")
+            raise CoqPrintError(
+                "only limits at ±oo are printed (sympy's finite limits are one-sided)"
+            )
         if value in (sp.oo, sp.S.NegativeInfinity):
             target = "p_infty" if value is sp.oo else "m_infty"
         else:
@@ -520,7 +530,9 @@ def _hypotheses(claim: Claim, definitions: Sequence[Definition], layout: _Layout
         if d.index not in counted:
             counted.add(d.index)
             if d.weight is None:
-                lines.append(f"INR (length {list_name}) = {printer._wrap(printer._expr(d.count), REL - 1)}")
+                lines.append(
+                    f"INR (length {list_name}) = {printer._wrap(printer._expr(d.count), REL - 1)}"
+                )
             else:
                 weights = _list_sum(printer, d.index, list_name, d.weight)
                 lines.append(f"{weights} = {printer._wrap(printer._expr(d.count), REL - 1)}")
@@ -591,9 +603,7 @@ def coq_statement(claim: Claim) -> str:
         binders.append(" ".join(layout.names[s] for s in layout.reals) + " : R")
     if layout.lists:
         binders.append(" ".join(name for _, name in layout.lists) + " : list R")
-    quantifier = (
-        binders[0] if len(binders) == 1 else " ".join(f"({b})" for b in binders)
-    )
+    quantifier = binders[0] if len(binders) == 1 else " ".join(f"({b})" for b in binders)
     lines = [f"Definition {claim.id}_statement : Prop :="]
     if binders:
         lines.append(f"  forall {quantifier},")

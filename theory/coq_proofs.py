@@ -66,7 +66,9 @@ _FORBIDDEN = re.compile(
     r"\b(Admitted|admit|give_up|Axiom|Axioms|Parameter|Parameters|Conjecture|Hypothesis|"
     r"Hypotheses|Variable|Variables|Primitive|Module|Declare|Extern|Unset|Typing|bypass_check)\b"
 )
-_REQUIRES = re.compile(r"From\s+" + LOGICAL_ROOT + r"\s+Require\s+(?:Import\s+|Export\s+)?([^.]+)\.")
+_REQUIRES = re.compile(
+    r"From\s+" + LOGICAL_ROOT + r"\s+Require\s+(?:Import\s+|Export\s+)?([^.]+)\."
+)
 
 
 @dataclass(frozen=True)
@@ -299,7 +301,9 @@ def _compile(coqc: str, folder: Path, module: str) -> _Compiled:
             check=False,
         )
     except subprocess.TimeoutExpired:
-        return _Compiled(False, time.perf_counter() - start, f"timed out after {COMPILE_TIMEOUT_S} s")
+        return _Compiled(
+            False, time.perf_counter() - start, f"timed out after {COMPILE_TIMEOUT_S} s"
+        )
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         errors = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
@@ -326,12 +330,18 @@ def _error_lines(lines: list[str]) -> list[str]:
     return lines[-12:]
 
 
-def _print_assumptions(coqc: str, folder: Path, ids: Sequence[str]) -> tuple[dict[str, list[str]], str]:
+def _print_assumptions(
+    coqc: str, folder: Path, ids: Sequence[str]
+) -> tuple[dict[str, list[str]], str]:
     """Each theorem's assumptions by fully qualified name (two coqc runs: list, locate)."""
     (folder / "Print_Assumptions.v").write_text(_assumptions_script(ids), encoding="utf-8")
     listed = subprocess.run(
         [coqc, "-q", "-Q", ".", LOGICAL_ROOT, "Print_Assumptions.v"],
-        cwd=folder, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, check=False,
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=COMPILE_TIMEOUT_S,
+        check=False,
     )
     if listed.returncode != 0:
         return {}, "\n".join(_error_lines((listed.stdout + listed.stderr).splitlines()))
@@ -343,12 +353,18 @@ def _print_assumptions(coqc: str, folder: Path, ids: Sequence[str]) -> tuple[dic
     (folder / "Locate_Assumptions.v").write_text("\n".join(script) + "\n", encoding="utf-8")
     located = subprocess.run(
         [coqc, "-q", "-Q", ".", LOGICAL_ROOT, "Locate_Assumptions.v"],
-        cwd=folder, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, check=False,
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=COMPILE_TIMEOUT_S,
+        check=False,
     )
     if located.returncode != 0:
         return {}, "\n".join(_error_lines((located.stdout + located.stderr).splitlines()))
-    full = {name: lines[0].split()[1] if lines and len(lines[0].split()) > 1 else name
-            for name, lines in _blocks(located.stdout).items()}
+    full = {
+        name: lines[0].split()[1] if lines and len(lines[0].split()) > 1 else name
+        for name, lines in _blocks(located.stdout).items()
+    }
     return {i: [full.get(n, n) for n in group] for i, group in short.items()}, ""
 
 
@@ -450,8 +466,11 @@ def kernel_check(
     formalised = set(formalised_ids(sources))
     if coqc is None:
         return [
-            CoqVerdict(i, "coqc not found" if i in formalised else "not formalised",
-                       detail=f"install Coq: {COQ_INSTALL}" if i in formalised else "")
+            CoqVerdict(
+                i,
+                "coqc not found" if i in formalised else "not formalised",
+                detail=f"install Coq: {COQ_INSTALL}" if i in formalised else "",
+            )
             for i in ids
         ]
     if directory is None:
@@ -499,8 +518,15 @@ def _check_in(
         if not result.ok:
             failing = next((m for m in files if not compiled[m].ok), claim_id)
             detail = f"{failing}.v: {compiled[failing].detail}"
-            verdicts.append(CoqVerdict(claim_id, "failed", detail=detail, seconds=seconds,
-                                       files=tuple(f"{m}.v" for m in files)))
+            verdicts.append(
+                CoqVerdict(
+                    claim_id,
+                    "failed",
+                    detail=detail,
+                    seconds=seconds,
+                    files=tuple(f"{m}.v" for m in files),
+                )
+            )
             continue
         listed = tuple(assumptions.get(claim_id, ()))
         reasons = []
@@ -521,4 +547,3 @@ def _check_in(
             )
         )
     return verdicts
-

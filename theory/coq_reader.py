@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import sympy as sp
 
@@ -71,13 +72,14 @@ def _tokens(text: str) -> list[str]:
     while position < len(text):
         match = _TOKEN.match(text, position)
         if not match:
-            raise CoqReadError(f"unexpected text at {text[position:position + 20]!r}")
+            raise CoqReadError(f"unexpected text at {text[position : position + 20]!r}")
         out.append(match.group(1))
         position = match.end()
     return out
 
 
-Node = tuple  # ("num", n) | ("id", name) | ("app", head, args) | ("bin", op, a, b) | ...
+Node = tuple[Any, ...]
+"""A parse tree: ("num", n), ("id", name), ("app", head, args), ("bin", op, a, b), …"""
 
 
 class _Parser:
@@ -271,7 +273,11 @@ class _ToSympy:
                 "Rge_dec": sp.GreaterThan,
                 "Req_EM_T": sp.Equality,
             }
-            if condition[0] != "app" or condition[1] not in [("id", d) for d in deciders] or len(condition[2]) != 2:
+            if (
+                condition[0] != "app"
+                or condition[1] not in [("id", d) for d in deciders]
+                or len(condition[2]) != 2
+            ):
                 raise CoqReadError("a condition that is no decided comparison")
             relation = deciders[condition[1][1]]
             left, right = (self.expr(a) for a in condition[2])
@@ -454,7 +460,7 @@ def read_statement(text: str, resolve: Callable[[str], sp.Symbol]) -> PrintedSta
     parser = _Parser(tokens[6:-1])
     tree, _ = parser.term()
     if parser.peek() is not None:
-        raise CoqReadError(f"left over: {' '.join(tokens[6 + parser.k:][:8])}")
+        raise CoqReadError(f"left over: {' '.join(tokens[6 + parser.k :][:8])}")
     read = PrintedStatement(name=tokens[1])
     if tree[0] == "forall":
         for names, kind in tree[1]:
@@ -553,9 +559,7 @@ def statement_mismatches(
             problems.append(f"{where}: ranges over {got_over}, expected {want.over}")
         for part in ("symbol", "count"):
             if getattr(got, part) != getattr(want, part):
-                problems.append(
-                    f"{where}: {part} {getattr(got, part)} != {getattr(want, part)}"
-                )
+                problems.append(f"{where}: {part} {getattr(got, part)} != {getattr(want, part)}")
         if _alpha(got.expr) != _alpha(want.expr):
             problems.append(f"{where}: {sp.sstr(got.expr)} != {sp.sstr(want.expr)}")
     if set(read.lists) != set(list_index):
@@ -563,9 +567,7 @@ def statement_mismatches(
     if set(read.reals) != read.free_names:
         problems.append(f"real binders {read.reals} but free names {sorted(read.free_names)}")
     if _alpha(read.conclusion) != _alpha(claim.statement):
-        problems.append(
-            f"conclusion: {sp.sstr(read.conclusion)} != {sp.sstr(claim.statement)}"
-        )
+        problems.append(f"conclusion: {sp.sstr(read.conclusion)} != {sp.sstr(claim.statement)}")
     return problems
 
 
@@ -581,4 +583,3 @@ def names_resolver(names: dict[sp.Symbol, str]) -> Callable[[str], sp.Symbol]:
         return by_name.get(name) or sp.Symbol(name, real=True)
 
     return resolve
-

@@ -170,7 +170,7 @@ def test_printer_refuses_a_finite_limit_and_an_unbound_symbol() -> None:
         ((-x) ** 3, "- x ^ 3"),
         (x ** (y + 1), "Rpower x (y + 1)"),
         (x ** (-y), "Rpower x (- y)"),
-        (y / x ** y, "y / Rpower x y"),
+        (y / x**y, "y / Rpower x y"),
         (x**-2, "1 / x ^ 2"),
         (sp.Rational(-3, 7) * x, "- 3 * x / 7"),
         (sp.exp(-x / y), "exp (- x / y)"),

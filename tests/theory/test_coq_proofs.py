@@ -1,0 +1,335 @@
+"""The Coq proofs: kernel-checked on the printed statements, and refused on false ones.
+
+Needs ``coqc`` with Coquelicot and Interval (skipped, not failed, without them).  One
+folder is compiled per session; the false siblings and planted bugs recompile only the
+files they change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from softmax_dispersion.theory import all_claims, claim_by_id
+from softmax_dispersion.theory.coq_proofs import (
+    COQ_INSTALL,
+    CoqVerdict,
+    disallowed,
+    export_project,
+    find_coqc,
+    forbidden_commands,
+    formalised_ids,
+    kernel_check,
+    proof_sources,
+)
+from softmax_dispersion.theory.kernel import Claim
+
+needs_coq = pytest.mark.skipif(find_coqc() is None, reason=f"coqc not found ({COQ_INSTALL})")
+CORE = ("T1", "T2", "T3", "T4", "T5", "T10", "T11")
+
+
+@pytest.fixture(scope="session")
+def coq_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("coq")
+
+
+@pytest.fixture(scope="session")
+def verdicts(coq_folder: Path) -> dict[str, CoqVerdict]:
+    return {v.claim_id: v for v in kernel_check(directory=coq_folder)}
+
+
+# -- without Coq ---------------------------------------------------------------------
+
+
+def test_without_coqc_the_formalised_claims_say_coqc_not_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PATH", "")
+    assert find_coqc() is None
+    results = {v.claim_id: v for v in kernel_check()}
+    for claim_id in CORE:
+        assert results[claim_id].status == "coqc not found"
+        assert COQ_INSTALL in results[claim_id].detail
+    assert results["T8"].status == "not formalised"
+
+
+def test_export_writes_a_self_contained_project(tmp_path: Path) -> None:
+    written = {p.name for p in export_project(tmp_path)}
+    assert {"Statements.v", "_CoqProject", "Makefile", "Print_Assumptions.v"} <= written
+    assert {f"{i}.v" for i in CORE} <= written
+    project = (tmp_path / "_CoqProject").read_text()
+    assert project.startswith("-Q . SoftmaxDispersion\n")
+    # Dependencies first: T4 needs T1, every proof needs the statements.
+    listed = project.split()
+    assert listed.index("Statements.v") < listed.index("T1.v") < listed.index("T4.v")
+    for claim_id in CORE:
+        assert f"Definition {claim_id}_statement : Prop" in (tmp_path / "Statements.v").read_text()
+        assert (
+            f"Theorem {claim_id} : {claim_id}_statement."
+            in (tmp_path / f"{claim_id}.v").read_text()
+        )
+
+
+def test_shipped_proofs_use_no_forbidden_command() -> None:
+    assert forbidden_commands(proof_sources()) == {}
+    assert set(formalised_ids()) >= set(CORE)
+
+
+def test_the_forbidden_command_scan_sees_through_nothing_but_comments() -> None:
+    planted = {"A.v": "(* Admitted in a comment is fine *)\nLemma x : True. Admitted."}
+    assert forbidden_commands(planted) == {"A.v": ["Admitted"]}
+    assert forbidden_commands({"B.v": "(* Axiom (* nested *) *) Lemma x : True. Qed."}) == {}
+
+
+def test_only_standard_library_axioms_are_allowed() -> None:
+    assert disallowed(
+        [
+            "Coq.Reals.ClassicalDedekindReals.sig_not_dec",
+            "Coq.Floats.FloatAxioms.add_spec",
+            "Coq.Numbers.Cyclic.Int63.PrimInt63.int",
+            "Coq.Logic.ProofIrrelevance.proof_irrelevance",
+            "SoftmaxDispersion.T2.cheat",
+        ]
+    ) == ["Coq.Logic.ProofIrrelevance.proof_irrelevance", "SoftmaxDispersion.T2.cheat"]
+
+
+# -- with Coq ------------------------------------------------------------------------
+
+
+@needs_coq
+@pytest.mark.parametrize("claim_id", CORE)
+def test_core_claims_are_kernel_checked(verdicts: dict[str, CoqVerdict], claim_id: str) -> None:
+    verdict = verdicts[claim_id]
+    assert verdict.status == "kernel-checked", verdict.detail
+    assert verdict.assumptions, "Print Assumptions lists the reals' axioms at least"
+    assert disallowed(verdict.assumptions) == []
+
+
+@needs_coq
+def test_unformalised_claims_are_reported_so(verdicts: dict[str, CoqVerdict]) -> None:
+    for claim in all_claims():
+        if claim.id not in formalised_ids():
+            assert verdicts[claim.id].status == "not formalised"
+
+
+@needs_coq
+def test_interval_proofs_rest_on_primitive_float_axioms_only(
+    verdicts: dict[str, CoqVerdict],
+) -> None:
+    t11 = verdicts["T11"].assumptions
+    assert any(name.startswith("Coq.Floats.") for name in t11)
+    assert not any(name.startswith("Coq.Floats.") for name in verdicts["T1"].assumptions)
+
+
+# -- false siblings: the same proofs must not prove a false statement ---------------
+
+
+def _replaced(claim: Claim, old: sp.Basic, new: sp.Basic) -> Claim:
+    assert claim.statement.has(old), f"{old} is not part of {claim.id}"
+    return dataclasses.replace(claim, statement=claim.statement.xreplace({old: new}))
+
+
+def _part(claim_id: str, test: Callable[[sp.Basic], bool]) -> sp.Basic:
+    """The one conjunct of the claim's statement that passes ``test``."""
+    parts = sp.And.make_args(claim_by_id(claim_id).statement)
+    [found] = [p for p in parts if test(p)]
+    return found
+
+
+def _symbol(claim_id: str, name: str) -> sp.Symbol:
+    claim = claim_by_id(claim_id)
+    [found] = [
+        s for s in sp.Tuple(claim.statement, *claim.assumptions).free_symbols if s.name == name
+    ]
+    return found
+
+
+def _has_sum(e: sp.Basic) -> bool:
+    return any(s.name == "S" for s in e.free_symbols)
+
+
+def _sibling_t1_upper() -> Claim:
+    upper = _part("T1", lambda p: isinstance(p, sp.LessThan) and _has_sum(p.lhs))
+    [c] = upper.rhs.atoms(sp.exp)
+    n = _symbol("T1", "n")
+    return _replaced(claim_by_id("T1"), upper, sp.Le(upper.lhs, c / (c + n)))
+
+
+def _sibling_t1_flipped() -> Claim:
+    lower = _part("T1", lambda p: isinstance(p, sp.LessThan) and _has_sum(p.rhs))
+    return _replaced(claim_by_id("T1"), lower, sp.Ge(lower.lhs, lower.rhs))
+
+
+def _sibling_t2() -> Claim:
+    part = _part("T2", lambda p: isinstance(p, sp.LessThan))
+    n = _symbol("T2", "n")
+    return _replaced(claim_by_id("T2"), part, sp.Le(part.lhs, part.rhs.xreplace({n: n + 1})))
+
+
+def _sibling_t3() -> Claim:
+    part = _part("T3", lambda p: not p.rhs.args[0].could_extract_minus_sign())
+    return _replaced(claim_by_id("T3"), part, sp.Eq(part.lhs, part.rhs**2, evaluate=False))
+
+
+def _sibling_t4_threshold() -> Claim:
+    part = _part("T4", lambda p: isinstance(p.args[0], sp.GreaterThan))
+    size, coefficient_bound = part.args
+    [c] = size.rhs.atoms(sp.exp)
+    wrong = sp.Ge(size.lhs, 1 + c * _symbol("T4", "epsilon"))
+    return _replaced(claim_by_id("T4"), part, sp.Implies(wrong, coefficient_bound))
+
+
+def _sibling_t4_flipped() -> Claim:
+    part = _part("T4", lambda p: isinstance(p.args[0], sp.StrictLessThan))
+    spike = part.args[1]
+    return _replaced(claim_by_id("T4"), part, sp.Implies(part.args[0], sp.Lt(spike.lhs, spike.rhs)))
+
+
+def _sibling_t5() -> Claim:
+    claim = claim_by_id("T5")
+    n = _symbol("T5", "n")
+    bound = claim.statement.lhs
+    return _replaced(claim, bound, bound.xreplace({n - 1: n}))
+
+
+def _sibling_t10_limit() -> Claim:
+    part = _part("T10", lambda p: p.has(sp.Limit) and p.rhs == sp.Rational(1, 2))
+    return _replaced(claim_by_id("T10"), part, sp.Eq(part.lhs, sp.Rational(1, 3), evaluate=False))
+
+
+def _sibling_t10_gap() -> Claim:
+    part = _part("T10", lambda p: isinstance(p, sp.GreaterThan))
+    n = _symbol("T10", "n")
+    return _replaced(claim_by_id("T10"), part, sp.Ge(part.lhs, part.rhs.xreplace({n - 1: n - 2})))
+
+
+def _sibling_t11_constant() -> Claim:
+    part = _part(
+        "T11",
+        lambda p: isinstance(p, sp.LessThan) and p.lhs.has(sp.Piecewise) and not p.has(sp.exp),
+    )
+    return _replaced(claim_by_id("T11"), part, sp.Le(part.lhs, sp.Rational(12, 5)))
+
+
+def _sibling_t11_boundary() -> Claim:
+    r_high = _symbol("T11", "r_high")
+    sharpening = _part("T11", lambda p: isinstance(p, sp.Implies))
+    [upper] = [
+        c for c in sharpening.atoms(sp.StrictGreaterThan, sp.StrictLessThan) if r_high in c.args
+    ]
+    strict_to_loose = {sp.StrictGreaterThan: sp.GreaterThan, sp.StrictLessThan: sp.LessThan}
+    loose = strict_to_loose[type(upper)](*upper.args, evaluate=False)
+    return _replaced(claim_by_id("T11"), upper, loose)
+
+
+FALSE_SIBLINGS: dict[str, Callable[[], Claim]] = {
+    "T1: n instead of n − 1 in the upper bound": _sibling_t1_upper,
+    "T1: flipped lower bound": _sibling_t1_flipped,
+    "T2: c/(n + 1) instead of c/n": _sibling_t2,
+    "T3: c² instead of c": _sibling_t3,
+    "T4: a wrong dispersion size": _sibling_t4_threshold,
+    "T4: flipped inequality below n*": _sibling_t4_flipped,
+    "T5: n instead of n − 1": _sibling_t5,
+    "T10: 1/3 instead of 1/2": _sibling_t10_limit,
+    "T10: n − 2 instead of n − 1 in the gap floor": _sibling_t10_gap,
+    "T11: β ≤ 12/5 instead of β ≤ P(h*)": _sibling_t11_constant,
+    "T11: r_high ≥ H instead of r_high > H": _sibling_t11_boundary,
+}
+
+
+def _with_sibling(sibling: Claim) -> list[Claim]:
+    return [
+        sibling if c.id == sibling.id else c for c in (claim_by_id(i) for i in formalised_ids())
+    ]
+
+
+def test_every_core_claim_has_a_false_sibling() -> None:
+    assert {name.split(":")[0] for name in FALSE_SIBLINGS} >= set(CORE)
+
+
+@pytest.mark.parametrize("name", sorted(FALSE_SIBLINGS))
+def test_false_sibling_still_prints_faithfully(name: str) -> None:
+    from softmax_dispersion.theory.coq import coq_statement
+    from softmax_dispersion.theory.coq_reader import statement_mismatches
+
+    sibling = FALSE_SIBLINGS[name]()
+    original = claim_by_id(sibling.id)
+    assert sibling.statement != original.statement
+    text = coq_statement(sibling)
+    assert text != coq_statement(original)
+    assert statement_mismatches(sibling, text) == []
+
+
+@needs_coq
+@pytest.mark.parametrize("name", sorted(FALSE_SIBLINGS))
+def test_false_sibling_fails_in_coq(
+    verdicts: dict[str, CoqVerdict], coq_folder: Path, name: str
+) -> None:
+    sibling = FALSE_SIBLINGS[name]()
+    assert verdicts[sibling.id].kernel_checked  # the true statement was proved
+    [verdict] = kernel_check([sibling.id], claims=_with_sibling(sibling), directory=coq_folder)
+    assert verdict.status == "failed"
+    assert f"{sibling.id}.v" in verdict.detail or "T1.v" in verdict.detail
+
+
+# -- planted bugs in the proofs ------------------------------------------------------
+
+_T2_BY_AXIOM = """From Coq Require Import Reals.
+From SoftmaxDispersion Require Import Statements.
+Axiom cheat : False.
+Theorem T2 : T2_statement.
+Proof. exfalso. exact cheat. Qed.
+"""
+_T2_ADMITTED = """From Coq Require Import Reals.
+From SoftmaxDispersion Require Import Statements.
+Theorem T2 : T2_statement.
+Proof. Admitted.
+"""
+_T2_REDEFINED = """From Coq Require Import Reals.
+From SoftmaxDispersion Require Import Statements.
+Definition T2_statement : Prop := True.
+Theorem T2 : T2_statement.
+Proof. exact I. Qed.
+"""
+
+
+@needs_coq
+@pytest.mark.parametrize(
+    ("label", "text", "reason"),
+    [
+        ("an axiom of its own", _T2_BY_AXIOM, "SoftmaxDispersion.T2.cheat"),
+        ("an admitted proof", _T2_ADMITTED, "Admitted"),
+        ("a local redefinition of the statement", _T2_REDEFINED, "Print Assumptions failed"),
+    ],
+)
+def test_planted_proof_bug_is_refused(tmp_path: Path, label: str, text: str, reason: str) -> None:
+    sources = {**proof_sources(), "T2.v": text}
+    [verdict] = kernel_check(["T2"], directory=tmp_path, sources=sources)
+    assert verdict.status == "failed", label
+    assert reason in verdict.detail, verdict.detail
+
+
+@needs_coq
+def test_exported_project_builds_with_coq_makefile(tmp_path: Path) -> None:
+    if shutil.which("make") is None or shutil.which("coq_makefile") is None:
+        pytest.skip("make or coq_makefile not found")
+    import subprocess
+
+    export_project(tmp_path)
+    env = {**os.environ, "COQMAKEFILE_QUIET": "1"}
+    built = subprocess.run(["make", "-s"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert built.returncode == 0, built.stdout + built.stderr
+    printed = subprocess.run(
+        ["coqc", "-q", "-Q", ".", "SoftmaxDispersion", "Print_Assumptions.v"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout.count("Axioms:") == len(formalised_ids())
