@@ -6,7 +6,8 @@ Build offline, with warnings as errors::
 
 The claim pages under ``theory/claims/`` are generated at build time by the local
 extension ``_ext/claim_pages.py``, which checks every claim first and stops the build
-if one does not verify.
+if one does not verify; ``_ext/coq_pages.py`` prints the Coq statements and, where
+``coqc`` is installed, compiles the Coq proofs and lists what they rest on.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ extensions = [
     "numpydoc",
     "myst_parser",
     "claim_pages",
+    "coq_pages",
     "command_output",
     "matplotlib.sphinxext.plot_directive",
 ]
@@ -40,8 +42,16 @@ plot_formats = [("png", 110)]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-# The run folders hold reports included by empirical.md and pretrained.md, not pages.
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "empirical-run", "pretrained-run"]
+# The run folders hold reports included by empirical.md and pretrained.md, and
+# theory/coq-generated/ the fragments included by theory/coq.md: not pages themselves.
+exclude_patterns = [
+    "_build",
+    "Thumbs.db",
+    ".DS_Store",
+    "empirical-run",
+    "pretrained-run",
+    "theory/coq-generated",
+]
 
 # Nothing is fetched at build time: no intersphinx, no remote images.  MathJax is
 # loaded by the reader's browser from Sphinx's default URL when a page is viewed.

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import sympy as sp
 
 from softmax_dispersion.theory.kernel import Claim, ClaimResult
+
+if TYPE_CHECKING:
+    from softmax_dispersion.theory.coq_proofs import CoqRun
 
 
 def format_result(result: ClaimResult) -> str:
@@ -62,4 +65,47 @@ def summary_table(results: Sequence[ClaimResult], seconds: float | None = None) 
     verified = sum(r.verified for r in results)
     total = sum(r.seconds for r in results) if seconds is None else seconds
     lines.append(f"{verified} of {len(results)} claims verified in {total:.1f} s")
+    return "\n".join(lines)
+
+
+def _axiom_summary(names: Sequence[str]) -> str:
+    from softmax_dispersion.theory.coq_proofs import REAL_AXIOMS, disallowed
+
+    if not names:
+        return ""
+    reals = sum(name in REAL_AXIOMS for name in names)
+    other = len(disallowed(names))
+    primitive = len(names) - reals - other
+    parts = [f"{reals} real-number"]
+    if primitive:
+        parts.append(f"{primitive} primitive-float/int63")
+    if other:
+        parts.append(f"{other} OTHER")
+    return " + ".join(parts) + " axioms"
+
+
+def coq_table(results: Sequence[ClaimResult], run: CoqRun) -> str:
+    """One line per claim: the sympy/z3 verdict, Coq's verdict, and what it rests on."""
+    from softmax_dispersion.theory.coq_proofs import COQ_INSTALL
+
+    lines = [f"{'claim':<6} {'sympy/z3':<9} {'coq':<15} {'Print Assumptions'}"]
+    for result, verdict in zip(results, run.verdicts, strict=True):
+        sympy_verdict = "verified" if result.verified else "FAILED"
+        lines.append(
+            f"{result.claim.id:<6} {sympy_verdict:<9} {verdict.status:<15} "
+            f"{_axiom_summary(verdict.assumptions)}".rstrip()
+        )
+    for verdict in run.verdicts:
+        if verdict.status == "failed":
+            lines += [f"{verdict.claim_id} failed in Coq:", f"  {verdict.detail}"]
+    checked = sum(v.kernel_checked for v in run.verdicts)
+    formalised = sum(v.status in ("kernel-checked", "failed") for v in run.verdicts)
+    if any(v.status == "coqc not found" for v in run.verdicts):
+        lines.append(f"coqc not found: install Coq with {COQ_INSTALL}")
+    else:
+        lines.append(
+            f"{checked} of {formalised} formalised claims kernel-checked by Coq "
+            f"{run.coq_version}; {len(run.compile_seconds)} files compiled in "
+            f"{run.compiled_in:.1f} s ({run.seconds:.1f} s with Print Assumptions)"
+        )
     return "\n".join(lines)

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from softmax_dispersion.theory.coq import statements_file
+from softmax_dispersion.theory.coq import CoqPrintError, coq_statement, statements_file
+from softmax_dispersion.theory.coq_reader import statement_mismatches
 from softmax_dispersion.theory.kernel import Claim
 
 __all__ = [
@@ -37,11 +38,16 @@ __all__ = [
     "LOGICAL_ROOT",
     "PRIMITIVE_AXIOM_LIBRARIES",
     "REAL_AXIOMS",
+    "CoqRun",
     "CoqVerdict",
+    "coq_version",
+    "disallowed",
     "export_project",
     "find_coqc",
+    "forbidden_commands",
     "formalised_ids",
     "kernel_check",
+    "kernel_run",
     "proof_sources",
 ]
 
@@ -58,6 +64,8 @@ REAL_AXIOMS: tuple[str, ...] = (
 """The standard library's axioms behind its classical real numbers."""
 PRIMITIVE_AXIOM_LIBRARIES: tuple[str, ...] = ("Coq.Floats.", "Coq.Numbers.Cyclic.Int63.")
 """Coq's primitive floats and 63-bit integers, whose specifications are axioms."""
+COQC_FLAGS: tuple[str, ...] = ("-w", "-ambiguous-paths")
+"""Silences one warning: Coquelicot's coercion from ``R`` to ``Rbar``, harmless here."""
 COMPILE_TIMEOUT_S = 600
 """A proof file that takes longer than this has failed."""
 
@@ -99,6 +107,26 @@ class CoqVerdict:
             "seconds": round(self.seconds, 3),
             "files": list(self.files),
         }
+
+
+@dataclass(frozen=True)
+class CoqRun:
+    """One run of :func:`kernel_run`: the verdicts, and what compiling them cost.
+
+    ``compile_seconds`` holds the wall time of each file compiled in this run (files
+    found up to date are absent); ``seconds`` is the wall time of the whole run,
+    ``Print Assumptions`` included.
+    """
+
+    verdicts: tuple[CoqVerdict, ...]
+    compile_seconds: dict[str, float]
+    seconds: float
+    coq_version: str
+
+    @property
+    def compiled_in(self) -> float:
+        """The wall time spent compiling, all files together."""
+        return sum(self.compile_seconds.values())
 
 
 def proof_sources() -> dict[str, str]:
@@ -190,6 +218,12 @@ def export_project(
     list of Path
         The files written.
 
+    Raises
+    ------
+    CoqPrintError
+        When a claim cannot be printed, or its printed statement does not read back as
+        the claim (:func:`~softmax_dispersion.theory.coq_reader.statement_mismatches`).
+
     Notes
     -----
     The project binds its folder to the logical path ``SoftmaxDispersion``.  Build it
@@ -220,11 +254,16 @@ def export_project(
             path.write_text(text, encoding="utf-8")
         written.append(path)
 
+    for claim in chosen:  # never ship a statement that does not read back as its claim
+        problems = statement_mismatches(claim, coq_statement(claim))
+        if problems:
+            raise CoqPrintError(f"{claim.id}'s printed statement differs: {problems[0]}")
     write(f"{STATEMENTS}.v", statements_file(chosen))
     for name, text in sources.items():
         write(name, text)
     order = _closure([i for i in ids if f"{i}.v" in sources], sources)
-    write("_CoqProject", "\n".join([f"-Q . {LOGICAL_ROOT}", *(f"{m}.v" for m in order)]) + "\n")
+    flags = [f"-Q . {LOGICAL_ROOT}", *(f"-arg {flag}" for flag in COQC_FLAGS)]
+    write("_CoqProject", "\n".join([*flags, *(f"{m}.v" for m in order)]) + "\n")
     write("Makefile", _MAKEFILE)
     write("Print_Assumptions.v", _assumptions_script(ids))
     write("README.md", _README.format(install=COQ_INSTALL, root=LOGICAL_ROOT))
@@ -293,7 +332,7 @@ def _compile(coqc: str, folder: Path, module: str) -> _Compiled:
     start = time.perf_counter()
     try:
         done = subprocess.run(
-            [coqc, "-q", "-Q", ".", LOGICAL_ROOT, f"{module}.v"],
+            [coqc, "-q", *COQC_FLAGS, "-Q", ".", LOGICAL_ROOT, f"{module}.v"],
             cwd=folder,
             capture_output=True,
             text=True,
@@ -336,7 +375,7 @@ def _print_assumptions(
     """Each theorem's assumptions by fully qualified name (two coqc runs: list, locate)."""
     (folder / "Print_Assumptions.v").write_text(_assumptions_script(ids), encoding="utf-8")
     listed = subprocess.run(
-        [coqc, "-q", "-Q", ".", LOGICAL_ROOT, "Print_Assumptions.v"],
+        [coqc, "-q", *COQC_FLAGS, "-Q", ".", LOGICAL_ROOT, "Print_Assumptions.v"],
         cwd=folder,
         capture_output=True,
         text=True,
@@ -352,7 +391,7 @@ def _print_assumptions(
         script += [f'Goal True. idtac "BEGIN {name}". Abort.', f"Locate {name}."]
     (folder / "Locate_Assumptions.v").write_text("\n".join(script) + "\n", encoding="utf-8")
     located = subprocess.run(
-        [coqc, "-q", "-Q", ".", LOGICAL_ROOT, "Locate_Assumptions.v"],
+        [coqc, "-q", *COQC_FLAGS, "-Q", ".", LOGICAL_ROOT, "Locate_Assumptions.v"],
         cwd=folder,
         capture_output=True,
         text=True,
@@ -421,6 +460,13 @@ def forbidden_commands(sources: dict[str, str]) -> dict[str, list[str]]:
     return found
 
 
+def coq_version(coqc: str) -> str:
+    """``coqc --version``'s version number (``"8.16.1"``), or its first line."""
+    done = subprocess.run([coqc, "--version"], capture_output=True, text=True, check=False)
+    found = re.search(r"version\s+(\S+)", done.stdout)
+    return found.group(1) if found else done.stdout.strip().splitlines()[0:1][0]
+
+
 def kernel_check(
     claim_ids: Sequence[str] = (),
     *,
@@ -457,15 +503,32 @@ def kernel_check(
     file contains an axiom, an admitted goal or a module, and (4) every assumption that
     ``Print Assumptions`` lists is in :data:`REAL_AXIOMS` or in
     :data:`PRIMITIVE_AXIOM_LIBRARIES`.
+
+    Examples
+    --------
+    >>> [v.status for v in kernel_check(["T8"])]
+    ['not formalised']
     """
+    run = kernel_run(claim_ids, claims=claims, directory=directory, sources=sources)
+    return list(run.verdicts)
+
+
+def kernel_run(
+    claim_ids: Sequence[str] = (),
+    *,
+    claims: Sequence[Claim] | None = None,
+    directory: Path | str | None = None,
+    sources: dict[str, str] | None = None,
+) -> CoqRun:
+    """:func:`kernel_check` with the compile times and the Coq version."""
     from softmax_dispersion.theory import all_claims
 
-    every = [c.id for c in all_claims()]
-    ids = list(claim_ids) or every
+    start = time.perf_counter()
+    ids = list(claim_ids) or [c.id for c in all_claims()]
     coqc = find_coqc()
     formalised = set(formalised_ids(sources))
     if coqc is None:
-        return [
+        verdicts = [
             CoqVerdict(
                 i,
                 "coqc not found" if i in formalised else "not formalised",
@@ -473,10 +536,13 @@ def kernel_check(
             )
             for i in ids
         ]
+        return CoqRun(tuple(verdicts), {}, time.perf_counter() - start, "")
     if directory is None:
         with tempfile.TemporaryDirectory(prefix="softmax-dispersion-coq-") as folder:
-            return _check_in(coqc, Path(folder), ids, formalised, claims, sources)
-    return _check_in(coqc, Path(directory), ids, formalised, claims, sources)
+            verdicts, times = _check_in(coqc, Path(folder), ids, formalised, claims, sources)
+    else:
+        verdicts, times = _check_in(coqc, Path(directory), ids, formalised, claims, sources)
+    return CoqRun(tuple(verdicts), times, time.perf_counter() - start, coq_version(coqc))
 
 
 def _check_in(
@@ -486,7 +552,7 @@ def _check_in(
     formalised: set[str],
     claims: Sequence[Claim] | None,
     sources: dict[str, str] | None,
-) -> list[CoqVerdict]:
+) -> tuple[list[CoqVerdict], dict[str, float]]:
     sources = proof_sources() if sources is None else sources
     export_project(folder, claims, sources=sources)
     wanted = [i for i in ids if i in formalised]
@@ -546,4 +612,4 @@ def _check_in(
                 files=tuple(f"{m}.v" for m in files),
             )
         )
-    return verdicts
+    return verdicts, {f"{m}.v": compiled[m].seconds for m in sorted(rebuilt)}

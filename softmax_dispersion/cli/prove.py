@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         ),
         epilog=(
             "Examples: 'softmax-dispersion prove', 'softmax-dispersion prove T1 T4 --json', "
-            "'softmax-dispersion prove T4 --at epsilon=0.01 delta=5 theta=1'."
+            "'softmax-dispersion prove T4 --at epsilon=0.01 delta=5 theta=1', "
+            "'softmax-dispersion prove --kernel coq'."
         ),
     )
     parser.add_argument("ids", nargs="*", metavar="ID", help="claim ids (default: all)")
@@ -47,6 +49,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="NAME=VALUE",
         help="evaluate the claims' formulas exactly at these parameters (n, theta, delta, "
         "epsilon, s, beta), checking each is admissible",
+    )
+    parser.add_argument(
+        "--kernel",
+        choices=("sympy", "coq"),
+        default="sympy",
+        help="'coq' also compiles the Coq proofs of the formalised claims and runs Print "
+        "Assumptions on each theorem (needs coqc with Coquelicot and Interval)",
     )
     return parser
 
@@ -97,7 +106,7 @@ def _instances(formula_names: Any, at: dict[str, object]) -> list[dict[str, str]
 def run(args: argparse.Namespace) -> int:
     """Check the claims named (all by default); exit 1 when one does not verify."""
     from softmax_dispersion.theory import all_claims, claim_by_id
-    from softmax_dispersion.theory._report import format_result, summary_table
+    from softmax_dispersion.theory._report import coq_table, format_result, summary_table
     from softmax_dispersion.theory.certificate import build_certificate
     from softmax_dispersion.theory.kernel import ClaimResult
 
@@ -109,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
     if args.certificate is not None:
         writable_file("--certificate", args.certificate)
 
+    coq = args.kernel == "coq"
     cache: dict[str, ClaimResult] = {}
     results = []
     records = []
@@ -117,13 +127,28 @@ def run(args: argparse.Namespace) -> int:
         results.append(result)
         instances = _instances(claim.formulas, at) if at else []
         records.append({**result.to_dict(), "instances": instances})
-        if not args.json:
+        if not args.json and not coq:
             print(format_result(result))
             for row in instances:
                 print(f"  at {row['at']}: {row['formula']} = {row['exact']} ≈ {row['value']}")
             print()
+    coq_failed = False
+    if coq:
+        from softmax_dispersion.theory.coq import CoqPrintError
+        from softmax_dispersion.theory.coq_proofs import kernel_run
+
+        try:
+            run = kernel_run([c.id for c in claims])
+        except CoqPrintError as error:  # a claim changed into a form the printer refuses
+            print(f"coq: a statement cannot be printed: {error}", file=sys.stderr)
+            return EXIT_FAILED
+        coq_failed = any(v.status == "failed" for v in run.verdicts)
+        for record, verdict in zip(records, run.verdicts, strict=True):
+            record["coq"] = verdict.to_dict()
     if args.json:
         print(json.dumps(records, indent=2))
+    elif coq:
+        print(coq_table(results, run))
     else:
         print(summary_table(results))
         if at and not any(r["instances"] for r in records):
@@ -135,4 +160,5 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--certificate: cannot write {args.certificate}: {error}") from None
         if not args.json:
             print(f"certificate written to {args.certificate}")
-    return EXIT_OK if all(r.verified for r in results) else EXIT_FAILED
+    verified = all(r.verified for r in results) and not coq_failed
+    return EXIT_OK if verified else EXIT_FAILED

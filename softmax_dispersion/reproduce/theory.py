@@ -1,4 +1,5 @@
-"""The main job's theory section: every claim checked, a certificate, two figures."""
+"""The main job's theory section: every claim checked by sympy/z3 and, where Coq is
+installed, by Coq's kernel; a certificate, the exported Coq project, two figures."""
 
 from __future__ import annotations
 
@@ -10,29 +11,45 @@ from softmax_dispersion.reproduce.section import Section
 
 
 def section(out: Path) -> Section:
-    """Check every claim, write the proof certificate, plot the exported formulas."""
+    """Check every claim (sympy/z3, and Coq where installed), write the certificate and
+    the Coq project (``coq/``), plot the exported formulas."""
     from softmax_dispersion.theory import check
-    from softmax_dispersion.theory._report import format_result, summary_table
+    from softmax_dispersion.theory._report import coq_table, format_result, summary_table
     from softmax_dispersion.theory.certificate import build_certificate
+    from softmax_dispersion.theory.coq_proofs import export_project, kernel_run
 
     start = time.perf_counter()
     results = check()
     certificate = build_certificate(results)
     (out / "certificate.json").write_text(json.dumps(certificate, indent=2) + "\n")
+    export_project(out / "coq")
+    coq = kernel_run([r.claim.id for r in results])
+    coq_failed = [v.claim_id for v in coq.verdicts if v.status == "failed"]
     figures = _theory_figures(out / "figures")
     verified = sum(r.verified for r in results)
     seconds = time.perf_counter() - start
-    table = summary_table(results, seconds)
+    kernel = coq_table(results, coq)
+    table = kernel + "\n\n" + summary_table(results, seconds)
+    checked = sum(v.kernel_checked for v in coq.verdicts)
     derivations = "\n\n".join(format_result(r) for r in results)
     markdown = "\n".join(
         [
             "## Theory: machine-checked claims",
             "",
             "```text",
-            table,
+            summary_table(results, seconds),
             "```",
             "",
             *(f"![{name}](figures/{name})" for name in figures),
+            "",
+            "### Kernel-checked in Coq",
+            "",
+            "The formalised claims' statements, printed from the sympy claims, and their "
+            "hand-written proofs are in `coq/` (build with `make -C coq`).",
+            "",
+            "```text",
+            kernel,
+            "```",
             "",
             "<details><summary>Every step of every proof</summary>",
             "",
@@ -45,10 +62,17 @@ def section(out: Path) -> Section:
     )
     return Section(
         name="theory",
-        passed=verified == len(results),
-        summary=f"{verified}/{len(results)} claims verified",
+        passed=verified == len(results) and not coq_failed,
+        summary=f"{verified}/{len(results)} claims verified; {checked} kernel-checked by Coq"
+        + (f" (FAILED: {', '.join(coq_failed)})" if coq_failed else ""),
         markdown=markdown,
-        data={"claims": [r.to_dict() for r in results], "tools": certificate["tools"]},
+        data={
+            "claims": [
+                {**r.to_dict(), "coq": v.to_dict()}
+                for r, v in zip(results, coq.verdicts, strict=True)
+            ],
+            "tools": {**certificate["tools"], "coq": coq.coq_version or "not found"},
+        },
         figures=figures,
         seconds=seconds,
         table=table,

@@ -42,6 +42,7 @@ BAD_INPUT: list[tuple[list[str], str]] = [
     (["check", "no_such_module:f"], "cannot import 'no_such_module'"),
     (["check", "numpy", "--library", "cupy"], "--library must be one of"),
     (["reproduce", "--out", "{tmp}/file.txt"], "is not a folder"),
+    (["export-coq", "{tmp}/file.txt"], "file.txt exists and is not a folder"),
     (["report", "{tmp}"], "holds no metrics.json"),
     (
         ["experiment", "max-retrieval", "--resume", "--out", "{tmp}/missing"],
