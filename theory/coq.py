@@ -35,6 +35,7 @@ statement back into sympy, so that a test can compare it with the claim it came 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -47,11 +48,13 @@ __all__ = [
     "STATEMENTS_HEADER",
     "CoqPrintError",
     "CoqPrinter",
+    "Family",
     "RootDefinition",
     "SumDefinition",
     "claim_definitions",
     "coq_name",
     "coq_statement",
+    "family",
     "printed_names",
     "statements_file",
 ]
@@ -477,17 +480,30 @@ class CoqPrinter:
         return text
 
 
+Family = tuple[sp.Symbol, sp.Expr, "sp.Expr | None"]
+"""A family of summands: its index symbol, its count and its weights (``None``: unweighted).
+
+Sums over one family (same index, count and weights) range over one list; sums that
+differ in any of the three range over lists of their own."""
+
+
+def family(definition: SumDefinition) -> Family:
+    """The family a sum ranges over."""
+    return (definition.index, definition.count, definition.weight)
+
+
 @dataclass(frozen=True)
 class _Layout:
     """The binders and hypotheses of a printed statement, in printing order."""
 
     reals: tuple[sp.Symbol, ...]
-    lists: tuple[tuple[sp.Symbol, str], ...]  # (index symbol, list name)
+    lists: tuple[tuple[Family, str], ...]  # (family, list name)
     names: dict[sp.Symbol, str]
 
 
 def _layout(claim: Claim, definitions: Sequence[Definition]) -> _Layout:
-    indices = {d.index for d in definitions if isinstance(d, SumDefinition)}
+    sums = [d for d in definitions if isinstance(d, SumDefinition)]
+    indices = {d.index for d in sums}
     symbols: set[sp.Symbol] = set()
     for part in (claim.statement, *claim.assumptions):
         symbols |= part.free_symbols
@@ -498,17 +514,22 @@ def _layout(claim: Claim, definitions: Sequence[Definition]) -> _Layout:
             symbols |= sp.Tuple(*pieces).free_symbols
     if claim.statement.free_symbols & indices:
         raise CoqPrintError("the statement uses a summation index outside its sum")
+    for d in sums:
+        if d.count.free_symbols & indices:
+            raise CoqPrintError(f"the count of {d.symbol} depends on a summation index")
     reals = tuple(sorted(symbols - indices, key=lambda s: (s.name, sp.default_sort_key(s))))
     names: dict[sp.Symbol, str] = {}
     for symbol in reals:
         names[symbol] = coq_name(symbol, names.values())
-    lists: list[tuple[sp.Symbol, str]] = []
     taken = set(names.values())
     for index in sorted(indices, key=lambda s: s.name):
         names[index] = coq_name(index, taken)
         taken.add(names[index])
-        lists.append((index, coq_name(sp.Symbol(f"{index.name}s"), taken)))
-        taken.add(lists[-1][1])
+    lists: list[tuple[Family, str]] = []
+    for d in sums:
+        if family(d) not in dict(lists):
+            lists.append((family(d), coq_name(sp.Symbol(f"{d.index.name}s"), taken)))
+            taken.add(lists[-1][1])
     return _Layout(reals, tuple(lists), names)
 
 
@@ -520,31 +541,36 @@ def _list_sum(printer: CoqPrinter, index: sp.Symbol, list_name: str, term: sp.Ex
 def _hypotheses(claim: Claim, definitions: Sequence[Definition], layout: _Layout) -> list[str]:
     printer = CoqPrinter(layout.names)
     list_of = dict(layout.lists)
-    counted: set[sp.Symbol] = set()
+    counted: set[str] = set()
     lines: list[str] = []
     for d in definitions:
         if isinstance(d, RootDefinition):
             lines += [printer._wrap(printer._prop(f), IMP - 1) for f in d.facts]
             continue
-        list_name = list_of[d.index]
-        if d.index not in counted:
-            counted.add(d.index)
+        list_name = list_of[family(d)]
+        count = printer._wrap(printer._expr(d.count), REL - 1)
+        if list_name not in counted:
+            counted.add(list_name)
             if d.weight is None:
-                lines.append(
-                    f"INR (length {list_name}) = {printer._wrap(printer._expr(d.count), REL - 1)}"
-                )
+                lines.append(f"INR (length {list_name}) = {count}")
             else:
-                weights = _list_sum(printer, d.index, list_name, d.weight)
-                lines.append(f"{weights} = {printer._wrap(printer._expr(d.count), REL - 1)}")
+                lines.append(f"{_list_sum(printer, d.index, list_name, d.weight)} = {count}")
         term = d.term if d.weight is None else d.weight * d.term
         lines.append(f"{printer.names[d.symbol]} = {_list_sum(printer, d.index, list_name, term)}")
     for assumption in claim.assumptions:
-        used = [index for index, _ in layout.lists if index in assumption.free_symbols]
-        text = printer._wrap(printer._prop(assumption), IMP - 1)
-        for index in reversed(used):
-            variable = printer.names[index]
-            text = f"(forall {variable} : R, In {variable} {list_of[index]} -> {text})"
-        lines.append(text)
+        # An assumption about a summation index holds for every member of every list
+        # indexed by it (every combination, when it names several indices).
+        choices = [
+            [(f[0], name) for f, name in layout.lists if f[0] == index]
+            for index in sorted({f[0] for f, _ in layout.lists}, key=lambda s: s.name)
+            if index in assumption.free_symbols
+        ]
+        for combination in itertools.product(*choices):
+            text = printer._wrap(printer._prop(assumption), IMP - 1)
+            for index, list_name in reversed(combination):
+                variable = printer.names[index]
+                text = f"(forall {variable} : R, In {variable} {list_name} -> {text})"
+            lines.append(text)
     return lines
 
 

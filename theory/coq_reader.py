@@ -15,7 +15,9 @@ connectives), so that a wrong entry in the printer is not repeated here.
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -486,30 +488,8 @@ def _alpha(expr: sp.Basic) -> sp.Basic:
     )
 
 
-def _expected(claim: Claim) -> list[Hypothesis]:
-    """The hypotheses a faithful print of ``claim`` must have, in printing order."""
-    definitions = claim_definitions(claim)
-    indices = {d.index for d in definitions if isinstance(d, SumDefinition)}
-    expected: list[Hypothesis] = []
-    counted: set[sp.Symbol] = set()
-    for d in definitions:
-        if isinstance(d, RootDefinition):
-            expected += [Hypothesis("fact", expr=f) for f in d.facts]
-            continue
-        if d.index not in counted:
-            counted.add(d.index)
-            if d.weight is None:
-                expected.append(Hypothesis("length", over=(d.index,), count=d.count))
-            else:
-                expected.append(
-                    Hypothesis("weights", over=(d.index,), expr=d.weight, count=d.count)
-                )
-        term = d.term if d.weight is None else d.weight * d.term
-        expected.append(Hypothesis("sum", over=(d.index,), symbol=d.symbol, expr=term))
-    for assumption in claim.assumptions:
-        over = tuple(sorted(indices & assumption.free_symbols, key=lambda s: s.name))
-        expected.append(Hypothesis("fact", over=over, expr=assumption))
-    return expected
+def _key(expr: sp.Basic) -> str:
+    return str(sp.srepr(_alpha(expr)))
 
 
 def statement_mismatches(
@@ -517,13 +497,22 @@ def statement_mismatches(
 ) -> list[str]:
     """Where the printed ``text`` differs from ``claim``: empty when it is faithful.
 
-    Every hypothesis is compared in order with the claim's definitions and assumptions
-    (kind, rebuilt sympy expression, the summation index it ranges over), each list is
-    checked to stand for one summation index only, and the conclusion is compared with
-    the claim's statement.  Expressions are compared as sympy trees (after sympy's own
-    canonical ordering of sums and products), with limits compared up to the name of
-    their bound variable.  ``names`` maps the claim's symbols to the identifiers the
-    text uses (by default the printer's, :func:`~softmax_dispersion.theory.coq.printed_names`).
+    The comparison is by meaning, not by the printer's layout:
+
+    * every named sum of the claim is defined by exactly one hypothesis
+      ``symbol = Σ term`` over some list, with the sympy term and index of the sum, and
+      that list carries exactly one count hypothesis, the sum's own (``INR (length ℓ) =
+      count``, or weights adding up to ``count``); no other sum is defined;
+    * every named root's isolating facts are hypotheses;
+    * every assumption is a hypothesis, quantified over every list whose index it names
+      (and over no other), and no hypothesis is left over;
+    * the conclusion is the claim's statement; the real binders are exactly the free
+      identifiers used, the list binders exactly the lists used.
+
+    Expressions are compared as sympy trees (after sympy's own canonical ordering of
+    sums and products), limits up to the name of their bound variable.  ``names`` maps
+    the claim's symbols to the identifiers the text uses (by default the printer's,
+    :func:`~softmax_dispersion.theory.coq.printed_names`).
 
     Examples
     --------
@@ -539,34 +528,80 @@ def statement_mismatches(
     problems: list[str] = []
     if read.name != f"{claim.id}_statement":
         problems.append(f"the definition is named {read.name}")
-    expected = _expected(claim)
-    if len(read.hypotheses) != len(expected):
-        problems.append(f"{len(read.hypotheses)} hypotheses printed, {len(expected)} expected")
-    list_index: dict[str, sp.Symbol] = {}
-    for k, (got, want) in enumerate(zip(read.hypotheses, expected, strict=False)):
-        where = f"hypothesis {k + 1}"
-        if got.kind != want.kind:
-            problems.append(f"{where}: a {got.kind} where a {want.kind} belongs")
-            continue
-        if got.kind == "length":  # the list's index is fixed by the sums over it
-            got_over: tuple[sp.Symbol, ...] = (list_index.setdefault(got.lists[0], want.over[0]),)
+    definitions = claim_definitions(claim)
+    sums = {d.symbol: d for d in definitions if isinstance(d, SumDefinition)}
+
+    counts: dict[str, list[Hypothesis]] = {}
+    defined: dict[sp.Symbol, Hypothesis] = {}
+    facts: list[Hypothesis] = []
+    for hypothesis in read.hypotheses:
+        if hypothesis.kind in ("length", "weights"):
+            counts.setdefault(hypothesis.lists[0], []).append(hypothesis)
+        elif hypothesis.kind == "sum":
+            assert hypothesis.symbol is not None
+            if hypothesis.symbol in defined:
+                problems.append(f"{hypothesis.symbol} is defined twice")
+            defined[hypothesis.symbol] = hypothesis
         else:
-            got_over = got.over
-        for name, index in zip(got.lists, got.over, strict=False):
-            if list_index.setdefault(name, index) != index:
-                problems.append(f"{where}: list {name} stands for two indices")
-        if got_over != want.over:
-            problems.append(f"{where}: ranges over {got_over}, expected {want.over}")
-        for part in ("symbol", "count"):
-            if getattr(got, part) != getattr(want, part):
-                problems.append(f"{where}: {part} {getattr(got, part)} != {getattr(want, part)}")
-        if _alpha(got.expr) != _alpha(want.expr):
-            problems.append(f"{where}: {sp.sstr(got.expr)} != {sp.sstr(want.expr)}")
-    if set(read.lists) != set(list_index):
-        problems.append(f"list binders {read.lists} but lists used {sorted(list_index)}")
+            facts.append(hypothesis)
+
+    index_of: dict[str, sp.Symbol] = {}
+    for symbol, d in sums.items():
+        got = defined.pop(symbol, None)
+        if got is None:
+            problems.append(f"the sum {symbol} is not defined")
+            continue
+        name = got.lists[0]
+        index_of.setdefault(name, d.index)
+        term = d.term if d.weight is None else d.weight * d.term
+        if got.over != (d.index,) or index_of[name] != d.index:
+            problems.append(f"{symbol} sums over {got.over}, expected {d.index}")
+        if _key(got.expr) != _key(term):
+            problems.append(f"{symbol}'s term {sp.sstr(got.expr)} != {sp.sstr(term)}")
+        listed = counts.get(name, [])
+        if len(listed) != 1:
+            problems.append(f"the list {name} of {symbol} has {len(listed)} count hypotheses")
+            continue
+        [count] = listed
+        want = "length" if d.weight is None else "weights"
+        if count.kind != want or count.count != d.count:
+            problems.append(
+                f"the list {name} of {symbol}: a {count.kind} of {count.count}, "
+                f"expected a {want} of {d.count}"
+            )
+        if d.weight is not None and (
+            count.over != (d.index,) or _key(count.expr) != _key(d.weight)
+        ):
+            problems.append(f"the weights of {name}: {sp.sstr(count.expr)} != {d.weight}")
+    for symbol in defined:
+        problems.append(f"{symbol} is defined by a sum the claim does not have")
+    for name in set(counts) - set(index_of):
+        problems.append(f"the list {name} is counted but no sum ranges over it")
+
+    expected: list[tuple[str, tuple[tuple[sp.Symbol, str], ...]]] = []
+    for root in definitions:
+        if isinstance(root, RootDefinition):
+            expected += [(_key(f), ()) for f in root.facts]
+    lists_by_index: dict[sp.Symbol, list[str]] = {}
+    for name, index in index_of.items():
+        lists_by_index.setdefault(index, []).append(name)
+    for assumption in claim.assumptions:
+        used = sorted(set(lists_by_index) & assumption.free_symbols, key=lambda s: s.name)
+        for combination in itertools.product(*([(i, n) for n in lists_by_index[i]] for i in used)):
+            expected.append((_key(assumption), tuple(sorted(combination, key=str))))
+    got_facts = [
+        (_key(f.expr), tuple(sorted(zip(f.over, f.lists, strict=True), key=str))) for f in facts
+    ]
+    missing = Counter(expected) - Counter(got_facts)
+    extra = Counter(got_facts) - Counter(expected)
+    problems += [f"missing hypothesis {key} over {over}" for key, over in missing]
+    problems += [f"unexpected hypothesis {key} over {over}" for key, over in extra]
+
+    if set(read.lists) != set(index_of) | set(counts):
+        problems.append(f"list binders {read.lists} but lists used {sorted(index_of)}")
     if set(read.reals) != read.free_names:
         problems.append(f"real binders {read.reals} but free names {sorted(read.free_names)}")
-    if _alpha(read.conclusion) != _alpha(claim.statement):
+    if _key(read.conclusion) != _key(claim.statement):
         problems.append(f"conclusion: {sp.sstr(read.conclusion)} != {sp.sstr(claim.statement)}")
     return problems
 

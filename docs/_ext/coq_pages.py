@@ -65,7 +65,7 @@ def statements_fragment() -> str:
             raise ExtensionError(f"{claim.id}: the printed statement differs: {problems}")
         lines += [f"### {claim.id}: {claim.title}", "", "**sympy claim** (statement):", ""]
         parts = claim.statement.args if isinstance(claim.statement, sp.And) else (claim.statement,)
-        lines += _math(r" \\ ".join(sp.latex(p) for p in parts))
+        lines += ["```{math}", *"\n\n".join(sp.latex(p) for p in parts).split("\n"), "```", ""]
         lines += ["under the assumptions", ""]
         lines += _math(r", \quad ".join(sp.latex(a) for a in claim.assumptions) or r"\text{none}")
         definitions = claim_definitions(claim)

@@ -187,3 +187,19 @@ def test_coq_names_avoid_coq_vocabulary_and_each_other() -> None:
     assert coq.coq_name(sp.Symbol("exp")) == "exp_"
     assert coq.coq_name(sp.Symbol("a b")) == "a_b"
     assert coq.coq_name(sp.Symbol("x"), taken=["x"]) == "x2"
+
+
+def test_two_families_over_one_index_get_two_lists() -> None:
+    # T6's entropy sums over all n logits (weights adding up to 1), T1's S over the n − 1
+    # others: one summation index, two families, two lists, each with its own count.
+    text = coq_statement(claim_by_id("T6"))
+    assert "(e_js e_js2 : list R)" in text
+    assert "INR (length e_js) = n - 1" in text
+    assert "e_js2) = 1 ->" in text
+    assert mismatches("T6") == []
+
+
+def test_round_trip_catches_families_merged_by_index() -> None:
+    with patched(coq, "family", lambda d: (d.index, None, None)):
+        problems = mismatches("T6")
+    assert any("count hypotheses" in p or "expected a weights" in p for p in problems), problems

@@ -101,3 +101,18 @@ Qed.
 Lemma sum_map_mul_r (f : R -> R) (l : list R) (a : R) :
   fold_right Rplus 0 (map (fun x => f x * a) l) = fold_right Rplus 0 (map f l) * a.
 Proof. induction l as [|x l IH]; cbn [map fold_right]; [ring | rewrite IH; ring]. Qed.
+
+Lemma sum_map_nonneg (f : R -> R) (l : list R) :
+  (forall x, In x l -> 0 <= f x) -> 0 <= fold_right Rplus 0 (map f l).
+Proof.
+  induction l as [|x l IH]; intros Hb; cbn [map fold_right]; [lra |].
+  assert (Hx := Hb x (or_introl eq_refl)).
+  assert (Hl : forall y, In y l -> 0 <= f y) by (intros y Hy; apply Hb; right; exact Hy).
+  specialize (IH Hl). lra.
+Qed.
+
+Lemma ln_div_pos (x y : R) : 0 < x -> 0 < y -> ln (x / y) = ln x - ln y.
+Proof.
+  intros Hx Hy. unfold Rdiv. rewrite ln_mult, ln_Rinv; [ring | exact Hy | exact Hx |].
+  apply Rinv_0_lt_compat. exact Hy.
+Qed.
