@@ -106,6 +106,7 @@ def coq_table(results: Sequence[ClaimResult], run: CoqRun) -> str:
         lines.append(
             f"{checked} of {formalised} formalised claims kernel-checked by Coq "
             f"{run.coq_version}; {len(run.compile_seconds)} files compiled in "
-            f"{run.compiled_in:.1f} s ({run.seconds:.1f} s with Print Assumptions)"
+            f"{run.compiled_in:.1f} s ({run.compile_cpu_seconds:.1f} s CPU; "
+            f"{run.seconds:.1f} s with Print Assumptions)"
         )
     return "\n".join(lines)

@@ -20,6 +20,7 @@ library's axioms of the real numbers or a primitive-float/63-bit-integer axiom
 from __future__ import annotations
 
 import re
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -122,6 +123,8 @@ class CoqRun:
     compile_seconds: dict[str, float]
     seconds: float
     coq_version: str
+    compile_cpu_seconds: float = 0.0
+    """The CPU time (user + system) of the ``coqc`` processes that compiled the files."""
 
     @property
     def compiled_in(self) -> float:
@@ -326,10 +329,16 @@ class _Compiled:
     ok: bool
     seconds: float
     detail: str
+    cpu: float = 0.0
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _compile(coqc: str, folder: Path, module: str) -> _Compiled:
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _children_cpu()
     try:
         done = subprocess.run(
             [coqc, "-q", *COQC_FLAGS, "-Q", ".", LOGICAL_ROOT, f"{module}.v"],
@@ -344,10 +353,11 @@ def _compile(coqc: str, folder: Path, module: str) -> _Compiled:
             False, time.perf_counter() - start, f"timed out after {COMPILE_TIMEOUT_S} s"
         )
     seconds = time.perf_counter() - start
+    cpu = _children_cpu() - cpu
     if done.returncode != 0:
         errors = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
-        return _Compiled(False, seconds, "\n".join(_error_lines(errors)))
-    return _Compiled(True, seconds, "")
+        return _Compiled(False, seconds, "\n".join(_error_lines(errors)), cpu)
+    return _Compiled(True, seconds, "", cpu)
 
 
 def _up_to_date(folder: Path, module: str, needs: Sequence[str], rebuilt: set[str]) -> bool:
@@ -539,10 +549,16 @@ def kernel_run(
         return CoqRun(tuple(verdicts), {}, time.perf_counter() - start, "")
     if directory is None:
         with tempfile.TemporaryDirectory(prefix="softmax-dispersion-coq-") as folder:
-            verdicts, times = _check_in(coqc, Path(folder), ids, formalised, claims, sources)
+            verdicts, compiled = _check_in(coqc, Path(folder), ids, formalised, claims, sources)
     else:
-        verdicts, times = _check_in(coqc, Path(directory), ids, formalised, claims, sources)
-    return CoqRun(tuple(verdicts), times, time.perf_counter() - start, coq_version(coqc))
+        verdicts, compiled = _check_in(coqc, Path(directory), ids, formalised, claims, sources)
+    return CoqRun(
+        tuple(verdicts),
+        {name: result.seconds for name, result in compiled.items()},
+        time.perf_counter() - start,
+        coq_version(coqc),
+        sum(result.cpu for result in compiled.values()),
+    )
 
 
 def _check_in(
@@ -552,7 +568,7 @@ def _check_in(
     formalised: set[str],
     claims: Sequence[Claim] | None,
     sources: dict[str, str] | None,
-) -> tuple[list[CoqVerdict], dict[str, float]]:
+) -> tuple[list[CoqVerdict], dict[str, _Compiled]]:
     sources = proof_sources() if sources is None else sources
     export_project(folder, claims, sources=sources)
     wanted = [i for i in ids if i in formalised]
@@ -612,4 +628,4 @@ def _check_in(
                 files=tuple(f"{m}.v" for m in files),
             )
         )
-    return verdicts, {f"{m}.v": compiled[m].seconds for m in sorted(rebuilt)}
+    return verdicts, {f"{m}.v": compiled[m] for m in sorted(rebuilt)}

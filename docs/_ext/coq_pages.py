@@ -130,8 +130,9 @@ def assumptions_fragment() -> str:
         )
     lines += [
         f"Compiled while this documentation was built, with Coq {run.coq_version}: "
-        f"{len(run.compile_seconds)} files in {run.compiled_in:.1f} s "
-        f"({run.seconds:.1f} s with `Print Assumptions`). Every theorem below is "
+        f"{len(run.compile_seconds)} files in {run.compiled_in:.1f} s of wall time "
+        f"({run.compile_cpu_seconds:.1f} s of CPU time; {run.seconds:.1f} s with "
+        "`Print Assumptions`). Every theorem below is "
         "kernel-checked.",
         "",
         "| Theorem | Real-number axioms | Primitive float / 63-bit integer axioms |",

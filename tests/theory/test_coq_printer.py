@@ -203,3 +203,44 @@ def test_round_trip_catches_families_merged_by_index() -> None:
     with patched(coq, "family", lambda d: (d.index, None, None)):
         problems = mismatches("T6")
     assert any("count hypotheses" in p or "expected a weights" in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Lemma T2_statement : Prop := True.",
+        "Definition T2_statement : Prop := forall x : R, x > 0",
+        "Definition T2_statement : Prop := forall x : R, sin x > 0.",
+        "Definition T2_statement : Prop := forall x : R, x ^ x > 0.",
+        "Definition T2_statement : Prop := forall x : R, (x > 0.",
+        "Definition T2_statement : Prop := forall x : R, x $ 0.",
+    ],
+)
+def test_reader_refuses_what_the_printer_never_writes(text: str) -> None:
+    from softmax_dispersion.theory.coq_reader import read_statement
+
+    with pytest.raises(CoqReadError):
+        read_statement(text, lambda name: sp.Symbol(name, real=True))
+
+
+def test_reader_follows_coq_precedence() -> None:
+    from softmax_dispersion.theory.coq_reader import read_statement
+
+    a, b, c = sp.symbols("a b c", real=True)
+    names = {"a": a, "b": b, "c": c}.__getitem__
+    cases = {
+        "a - b - c": a - b - c,
+        "a / b * c": a * c / b,
+        "a / (b * c)": a / (b * c),
+        "- a ^ 2": -(a**2),
+        "- a * b": -a * b,
+        "a - - b": a + b,
+        "exp a * b": sp.exp(a) * b,
+        "Rpower a (b + c)": a ** (b + c),
+    }
+    for text, expected in cases.items():
+        read = read_statement(f"Definition X : Prop := {text} = 0.", names)
+        assert read.conclusion == sp.Eq(expected, 0, evaluate=False), text
+    read = read_statement("Definition X : Prop := a > 0 -> b > 0 -> a = b /\\ b = c.", names)
+    assert [h.expr for h in read.hypotheses] == [a > 0, b > 0]
+    assert read.conclusion == sp.And(sp.Eq(a, b), sp.Eq(b, c))

@@ -86,6 +86,31 @@ def test_the_forbidden_command_scan_sees_through_nothing_but_comments() -> None:
     assert forbidden_commands({"B.v": "(* Axiom (* nested *) *) Lemma x : True. Qed."}) == {}
 
 
+def test_print_assumptions_output_is_read_per_theorem() -> None:
+    from softmax_dispersion.theory.coq_proofs import _parse_assumptions
+
+    output = "\n".join(
+        [
+            "BEGIN T1",
+            "T1 : T1_statement",
+            "     : T1_statement",
+            "Axioms:",
+            "ClassicalDedekindReals.sig_not_dec : forall P : Prop, {~ ~ P} + {~ P}",
+            "ClassicalDedekindReals.sig_forall_dec",
+            "  : forall P : nat -> Prop,",
+            "    (forall n : nat, {P n} + {~ P n}) -> {n : nat | ~ P n} + {forall n, P n}",
+            "BEGIN T2",
+            "T2 : T2_statement",
+            "     : T2_statement",
+            "Closed under the global context",
+        ]
+    )
+    assert _parse_assumptions(output) == {
+        "T1": ["ClassicalDedekindReals.sig_not_dec", "ClassicalDedekindReals.sig_forall_dec"],
+        "T2": [],
+    }
+
+
 def test_only_standard_library_axioms_are_allowed() -> None:
     assert disallowed(
         [
@@ -293,7 +318,9 @@ def test_false_sibling_fails_in_coq(
     assert verdicts[sibling.id].kernel_checked  # the true statement was proved
     [verdict] = kernel_check([sibling.id], claims=_with_sibling(sibling), directory=coq_folder)
     assert verdict.status == "failed"
-    assert f"{sibling.id}.v" in verdict.detail or "T1.v" in verdict.detail
+    # The claim's own proof is what fails, not the statements or a lemma it needs.
+    assert verdict.detail.startswith(f"{sibling.id}.v: "), verdict.detail
+    assert "Error" in verdict.detail
 
 
 # -- planted bugs in the proofs ------------------------------------------------------
