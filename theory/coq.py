@@ -196,7 +196,8 @@ def claim_definitions(claim: Claim) -> tuple[Definition, ...]:
     :class:`~softmax_dispersion.theory.kernel.SumOver` sums and
     :class:`~softmax_dispersion.theory.kernel.RealRoots` roots of the claim's proof
     and of the proofs it cites, keeping those whose defined symbol or summation index
-    occurs in the claim's statement or assumptions.
+    occurs in the claim's statement or assumptions, and then those that the kept
+    definitions use, until nothing is added.
 
     Raises
     ------
@@ -227,18 +228,42 @@ def claim_definitions(claim: Claim) -> tuple[Definition, ...]:
                             name, step.poly, step.var, sp.Rational(lower), sp.Rational(upper)
                         )
                     )
-    used = sp.Tuple(claim.statement, *claim.assumptions).free_symbols
-    chosen: dict[sp.Symbol, Definition] = {}
     for definition in candidates:
-        mentioned = {definition.symbol}
-        if isinstance(definition, SumDefinition):
-            mentioned.add(definition.index)
-        if not mentioned & used:
-            continue
-        previous = chosen.setdefault(definition.symbol, definition)
-        if previous != definition:
+        clash = [d for d in candidates if d.symbol == definition.symbol and d != definition]
+        if clash:
             raise CoqPrintError(f"{definition.symbol} is defined twice, differently")
-    return tuple(chosen.values())
+    # Keep the definitions the claim uses, and (to a fixed point) those they use.
+    used = set(sp.Tuple(claim.statement, *claim.assumptions).free_symbols)
+    chosen: set[sp.Symbol] = set()
+    while True:
+        new = [d for d in candidates if d.symbol not in chosen and _mentions(d) & used]
+        if not new:
+            break
+        for definition in new:
+            chosen.add(definition.symbol)
+            used |= _uses(definition)
+    ordered: dict[sp.Symbol, Definition] = {}
+    for definition in candidates:
+        if definition.symbol in chosen:
+            ordered.setdefault(definition.symbol, definition)
+    return tuple(ordered.values())
+
+
+def _mentions(definition: Definition) -> set[sp.Symbol]:
+    """The symbols whose use calls for this definition: its name (and a sum's index)."""
+    if isinstance(definition, SumDefinition):
+        return {definition.symbol, definition.index}
+    return {definition.symbol}
+
+
+def _uses(definition: Definition) -> set[sp.Symbol]:
+    """The symbols a definition's right-hand side uses."""
+    if isinstance(definition, RootDefinition):
+        return set(sp.Tuple(*definition.facts).free_symbols)
+    pieces = [definition.term, definition.count]
+    if definition.weight is not None:
+        pieces.append(definition.weight)
+    return set(sp.Tuple(*pieces).free_symbols) - {definition.index}
 
 
 def _as_definition(recorded: object) -> Definition:

@@ -72,7 +72,7 @@ COMPILE_TIMEOUT_S = 600
 
 STATEMENTS = "Statements"
 _FORBIDDEN = re.compile(
-    r"\b(Admitted|admit|give_up|Axiom|Axioms|Parameter|Parameters|Conjecture|Hypothesis|"
+    r"\b(Admitted|Admit|admit|give_up|Axiom|Axioms|Parameter|Parameters|Conjecture|Hypothesis|"
     r"Hypotheses|Variable|Variables|Primitive|Module|Declare|Extern|Unset|Typing|bypass_check)\b"
 )
 _REQUIRES = re.compile(
@@ -410,8 +410,12 @@ def _print_assumptions(
     )
     if located.returncode != 0:
         return {}, "\n".join(_error_lines((located.stdout + located.stderr).splitlines()))
+    # "Constant Coq.Reals.…" names the object; anything else ("No object of suffix …")
+    # leaves the short name, which no allowed library matches.
     full = {
-        name: lines[0].split()[1] if lines and len(lines[0].split()) > 1 else name
+        name: lines[0].split()[1]
+        if lines and lines[0].startswith(("Constant ", "Inductive ", "Constructor "))
+        else name
         for name, lines in _blocks(located.stdout).items()
     }
     return {i: [full.get(n, n) for n in group] for i, group in short.items()}, ""
@@ -474,7 +478,7 @@ def coq_version(coqc: str) -> str:
     """``coqc --version``'s version number (``"8.16.1"``), or its first line."""
     done = subprocess.run([coqc, "--version"], capture_output=True, text=True, check=False)
     found = re.search(r"version\s+(\S+)", done.stdout)
-    return found.group(1) if found else done.stdout.strip().splitlines()[0:1][0]
+    return found.group(1) if found else "unknown"
 
 
 def kernel_check(

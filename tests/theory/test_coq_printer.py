@@ -244,3 +244,35 @@ def test_reader_follows_coq_precedence() -> None:
     read = read_statement("Definition X : Prop := a > 0 -> b > 0 -> a = b /\\ b = c.", names)
     assert [h.expr for h in read.hypotheses] == [a > 0, b > 0]
     assert read.conclusion == sp.And(sp.Eq(a, b), sp.Eq(b, c))
+
+
+def _claim_with(definitions: list[object], statement: sp.Basic) -> object:
+    from softmax_dispersion.theory.kernel import Claim
+
+    claim = Claim("T99", "a test claim", statement, [], "test", proof=lambda: [])
+    claim.definitions = definitions  # type: ignore[attr-defined]
+    return claim
+
+
+def test_definitions_used_by_definitions_are_kept() -> None:
+    from softmax_dispersion.theory.kernel import SumOver
+
+    u, v, a_sum, b_sum, count = sp.symbols("u v A B k", real=True)
+    inner = SumOver(a_sum, sp.exp(u), (u,), count)
+    outer = SumOver(b_sum, a_sum * sp.exp(v), (v,), count)
+    claim = _claim_with([inner, outer], sp.Gt(b_sum, 0))
+    assert {d.symbol for d in claim_definitions(claim)} == {a_sum, b_sum}  # type: ignore[arg-type]
+    assert mismatches_of(claim) == []
+
+
+def test_a_symbol_defined_twice_is_refused() -> None:
+    from softmax_dispersion.theory.kernel import SumOver
+
+    u, a_sum, count = sp.symbols("u A k", real=True)
+    one, two = SumOver(a_sum, sp.exp(u), (u,), count), SumOver(a_sum, u, (u,), count)
+    with pytest.raises(CoqPrintError, match="defined twice"):
+        claim_definitions(_claim_with([one, two], sp.Gt(a_sum, 0)))  # type: ignore[arg-type]
+
+
+def mismatches_of(claim: object) -> list[str]:
+    return statement_mismatches(claim, coq_statement(claim))  # type: ignore[arg-type]
