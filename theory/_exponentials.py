@@ -2,22 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import sympy as sp
 
 __all__ = ["exp_to_rational"]
 
 
+def _never(_: sp.Expr) -> bool:
+    return False
+
+
 def exp_to_rational(
-    expr: sp.Basic, generators: dict[sp.Expr, sp.Symbol] | None = None
+    expr: sp.Basic,
+    generators: dict[sp.Expr, sp.Symbol] | None = None,
+    positive: Callable[[sp.Expr], bool] = _never,
 ) -> tuple[sp.Basic, dict[sp.Symbol, sp.Expr]]:
     """Replace every ``exp(a)`` by a product of powers of positive symbols ``t_g``.
 
-    The argument of each ``exp`` (powers with a symbolic exponent are first rewritten
-    as ``exp``) is expanded into a sum of ``k * g`` with integer ``k``; each distinct
-    generator ``g`` gets a fresh positive symbol ``t_g = exp(g)``.  Returns the new expression and
-    the map from the symbols back to ``exp(g)``.
+    The argument of each ``exp`` is expanded into a sum of ``k * g`` with integer ``k``;
+    each distinct generator ``g`` gets a fresh positive symbol ``t_g = exp(g)``.  Returns
+    the new expression and the map from the symbols back to ``exp(g)``.
 
-    A generator ``log(x)`` is replaced by ``x`` itself (``exp(log x) = x``).
+    Two rewritings need a positive base, which ``positive`` must confirm (it is the
+    caller's proof obligation; by default nothing is known to be positive):
+
+    * a power ``b**y`` with a symbolic exponent becomes ``exp(y log b)``;
+    * a generator ``log(x)`` is replaced by ``x`` itself (``exp(k log x) = x**k``).
+
+    Otherwise the power stays as it is and ``log(x)`` stays a generator like any other.
     Pass the same ``generators`` dictionary to several calls to share the symbols.
     Treating the generators as independent is sound for proofs (it forgets relations
     between them, never invents one).
@@ -26,11 +39,12 @@ def exp_to_rational(
     --------
     >>> import sympy as sp
     >>> a, b = sp.symbols("a b", real=True)
-    >>> rational, back = exp_to_rational(sp.exp(2 * a - b) + sp.exp(sp.log(b)))
+    >>> rational, back = exp_to_rational(sp.exp(2 * a - b) + sp.exp(sp.log(b) / 3))
     >>> sorted(back.values(), key=str)
-    [exp(a), exp(b)]
-    >>> rational.subs(back) == sp.exp(a) ** 2 / sp.exp(b) + b
-    True
+    [exp(a), exp(b), exp(log(b)/3)]
+    >>> rational, back = exp_to_rational(sp.exp(sp.log(b)), positive=lambda x: x == b)
+    >>> rational
+    b
     """
     generators = {} if generators is None else generators
 
@@ -42,8 +56,8 @@ def exp_to_rational(
                 coeff, generator = sp.Integer(1), term
             if coeff.q != 1:  # exp(x/2) -> t_{x/2}, keeping integer powers
                 generator, coeff = generator * sp.Rational(1, coeff.q), sp.Integer(coeff.p)
-            if isinstance(generator, sp.log):  # exp(k log x) = x**k for every x != 0
-                result *= generator.args[0] ** coeff
+            if isinstance(generator, sp.log) and positive(generator.args[0]):
+                result *= generator.args[0] ** coeff  # exp(k log x) = x**k for x > 0
                 continue
             if generator not in generators:
                 generators[generator] = sp.Dummy(f"t{len(generators)}", positive=True)
@@ -51,7 +65,9 @@ def exp_to_rational(
         return result
 
     expr = sp.sympify(expr).replace(
-        lambda e: e.is_Pow and not e.exp.is_Integer and e.exp.free_symbols,
+        lambda e: (
+            e.is_Pow and not e.exp.is_Integer and bool(e.exp.free_symbols) and positive(e.base)
+        ),
         lambda e: sp.exp(e.exp * sp.log(e.base)),
     )
     expr = expr.replace(lambda e: isinstance(e, sp.exp), replace)

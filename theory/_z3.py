@@ -1,18 +1,32 @@
-"""Translation of sympy formulas into z3's real arithmetic.
+"""Translation of sympy formulas into z3's real arithmetic, assuming nothing it does not know.
 
-Only the field operations, integer powers, ``Max``, ``Min`` and ``Piecewise`` are
-translated exactly.  Every other
-subterm (``exp(...)``, ``log(...)``, a power with a symbolic exponent, an applied
-function) becomes a fresh *opaque* real variable, the same variable for the same
-subterm.  Forgetting what such a term means is sound for proving: if the negated goal
-is unsatisfiable with the term left free, it is unsatisfiable for its true value too.
-Exponentials are first rewritten by :func:`exp_to_rational` (one positive variable per
-linear generator of their arguments, shared by all formulas of one query), so that
-``exp(-x) = 1/exp(x)`` and ``exp(a - b) = exp(a)/exp(b)`` are known to z3.
+The field operations, integer powers, ``Abs``, ``Max``, ``Min`` and ``Piecewise`` are
+translated exactly.  Exponentials are first rewritten by :func:`exp_to_rational` (one
+positive variable per linear generator of their arguments, shared by all formulas of one
+query), so that ``exp(-x) = 1/exp(x)`` and ``exp(a - b) = exp(a)/exp(b)`` are known to z3;
+those variables, and nothing else, are known to be positive.
+
+What needs a sign is given one only when a hypothesis states it, as a conjunct
+``b > 0`` (or ``b >= 0``) of the hypotheses, word for word:
+
+* a power ``b**y`` with a symbolic exponent is ``exp(y log b)`` (a positive variable)
+  only for a positive base, and ``exp(k log b) = b**k`` only for a positive ``b``;
+* a fractional power ``b**(p/q)`` is the variable ``s >= 0`` with ``s**q = b**p`` only
+  for ``b >= 0`` (``b > 0`` when ``p < 0``).
+
+Every other subterm (``log(...)``, such powers without a known base, a limit, a
+derivative, an applied function) becomes an *opaque* real variable without a sign, the
+same variable for the same subterm.  Forgetting what such a term means is sound for
+proving: if the negated goal is unsatisfiable with the term left free, it is
+unsatisfiable for its true value too, and for every value a partial operation outside
+its domain may stand for.  A division by zero is z3's own unspecified value, which is
+that same reading.  Non-real numbers, floats and infinities are refused
+(:class:`TypeError`), never translated.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -21,36 +35,73 @@ from sympy.core.function import AppliedUndef
 
 from softmax_dispersion.theory._exponentials import exp_to_rational
 
+__all__ = ["prove_with_z3", "relevant_facts"]
+
+
+def _signed(hypotheses: Iterable[sp.Basic]) -> tuple[set[sp.Basic], set[sp.Basic]]:
+    """The expressions stated positive, and those stated non-negative, by a conjunct."""
+    positive: set[sp.Basic] = set()
+    nonnegative: set[sp.Basic] = set()
+    for fact in hypotheses:
+        for part in sp.And.make_args(fact):
+            if isinstance(part, (sp.StrictGreaterThan, sp.GreaterThan)) and part.rhs == 0:
+                side = part.lhs
+            elif isinstance(part, (sp.StrictLessThan, sp.LessThan)) and part.lhs == 0:
+                side = part.rhs
+            else:
+                continue
+            strict = isinstance(part, (sp.StrictGreaterThan, sp.StrictLessThan))
+            (positive if strict else nonnegative).add(side)
+    return positive, nonnegative | positive
+
+
+def _positive_constant(expr: sp.Basic) -> bool:
+    return (expr.is_Rational and expr > 0) or expr is sp.pi or expr is sp.E
+
 
 @dataclass
 class Z3Translator:
     """Map sympy expressions to z3 terms, remembering the opaque subterms."""
 
+    positive_symbols: set[sp.Basic] = field(default_factory=set)
+    positive: set[sp.Basic] = field(default_factory=set)
+    nonnegative: set[sp.Basic] = field(default_factory=set)
     variables: dict[sp.Basic, z3.ArithRef] = field(default_factory=dict)
     side_conditions: list[z3.BoolRef] = field(default_factory=list)
+
+    def _is_positive(self, base: sp.Basic) -> bool:
+        return base in self.positive or _positive_constant(base)
+
+    def _is_nonnegative(self, base: sp.Basic) -> bool:
+        return base in self.nonnegative or self._is_positive(base)
 
     def term(self, expr: sp.Basic) -> z3.ArithRef:
         """Translate an arithmetic sympy expression."""
         expr = sp.sympify(expr)
+        if isinstance(expr, sp.Float) or expr.has(sp.I, sp.zoo, sp.nan, sp.oo, -sp.oo):
+            raise TypeError(f"not an exact real expression: {expr}")
         if expr.is_Rational:
             return z3.RealVal(f"{expr.p}/{expr.q}")
         if expr.is_Symbol:
             return self._variable(expr)
+        if expr is sp.pi:
+            return self._bounded(expr, sp.Rational(314, 100), sp.Rational(315, 100))
         if expr.is_Add:
             return z3.Sum([self.term(a) for a in expr.args])
         if expr.is_Mul:
             return z3.Product([self.term(a) for a in expr.args])
         if isinstance(expr, (sp.Max, sp.Min)):
-            pick = (
-                (lambda a, b: z3.If(a >= b, a, b))
-                if isinstance(expr, sp.Max)
-                else (lambda a, b: z3.If(a <= b, a, b))
-            )
             terms = [self.term(a) for a in expr.args]
             result = terms[0]
             for other in terms[1:]:
-                result = pick(result, other)
+                if isinstance(expr, sp.Max):
+                    result = z3.If(result >= other, result, other)
+                else:
+                    result = z3.If(result <= other, result, other)
             return result
+        if isinstance(expr, sp.Abs):
+            inner = self.term(expr.args[0])
+            return z3.If(inner >= 0, inner, -inner)
         if isinstance(expr, sp.Piecewise):
             otherwise: z3.ArithRef | None = None
             for value, condition in reversed(expr.args):
@@ -67,7 +118,28 @@ class Z3Translator:
             k = int(expr.exp)
             power = z3.Product([base] * abs(k)) if k else z3.RealVal(1)
             return power if k >= 0 else 1 / power
+        if expr.is_Pow and expr.exp.is_Rational:
+            return self._root(expr)
         return self._opaque(expr)
+
+    def _root(self, expr: sp.Pow) -> z3.ArithRef:
+        """``b**(p/q)`` as ``s >= 0`` with ``s**q = b**p``, for a base of known sign."""
+        p, q = int(expr.exp.p), int(expr.exp.q)
+        if not (self._is_positive(expr.base) or (p > 0 and self._is_nonnegative(expr.base))):
+            return self._opaque(expr)
+        if expr in self.variables:
+            return self.variables[expr]
+        root = z3.Real(f"root{len(self.variables)}[{expr}]")
+        self.variables[expr] = root
+        base = self.term(expr.base)
+        power_of_root = z3.Product([root] * q)
+        power_of_base = z3.Product([base] * abs(p))
+        self.side_conditions.append(root >= 0)
+        if p > 0:
+            self.side_conditions.append(power_of_root == power_of_base)
+        else:
+            self.side_conditions.append(power_of_root * power_of_base == 1)
+        return root
 
     def formula(self, expr: sp.Basic) -> z3.BoolRef:
         """Translate a sympy relational or boolean combination of relationals."""
@@ -85,7 +157,7 @@ class Z3Translator:
             sp.Unequality: lambda a, b: a != b,
         }
         for kind, build in relations.items():
-            if isinstance(expr, kind):
+            if type(expr) is kind:
                 return build(self.term(expr.lhs), self.term(expr.rhs))
         if isinstance(expr, sp.And):
             return z3.And([self.formula(a) for a in expr.args])
@@ -104,16 +176,21 @@ class Z3Translator:
         if symbol not in self.variables:
             var = z3.Real(f"{symbol}#{len(self.variables)}")
             self.variables[symbol] = var
-            if isinstance(symbol, sp.Dummy) and symbol.is_positive:  # t = exp(.)
+            if symbol in self.positive_symbols:  # t = exp(.), and only those
                 self.side_conditions.append(var > 0)
         return self.variables[symbol]
 
+    def _bounded(self, expr: sp.Basic, lo: sp.Rational, hi: sp.Rational) -> z3.ArithRef:
+        var = self._opaque(expr)
+        self.side_conditions += [
+            var > z3.RealVal(f"{lo.p}/{lo.q}"),
+            var < z3.RealVal(f"{hi.p}/{hi.q}"),
+        ]
+        return var
+
     def _opaque(self, expr: sp.Basic) -> z3.ArithRef:
         if expr not in self.variables:
-            var = z3.Real(f"opaque{len(self.variables)}[{expr}]")
-            self.variables[expr] = var
-            if isinstance(expr, sp.exp) or expr.is_positive:
-                self.side_conditions.append(var > 0)
+            self.variables[expr] = z3.Real(f"opaque{len(self.variables)}[{expr}]")
         return self.variables[expr]
 
 
@@ -168,20 +245,36 @@ def _decide(hypotheses: list[sp.Basic], goal: sp.Basic, timeout_ms: int) -> tupl
     def freeze(expr: sp.Basic) -> sp.Symbol:
         return frozen.setdefault(expr, sp.Dummy(f"frozen{len(frozen)}", real=True))
 
-    def rational(formula: sp.Basic) -> sp.Basic:
+    def opaque_wholes(formula: sp.Basic) -> sp.Basic:
         # Limits, derivatives and unknown functions are opaque as wholes: nothing
         # inside them is rewritten, so equal ones stay equal.
-        formula = sp.sympify(formula).replace(
-            lambda e: isinstance(e, (sp.Limit, sp.Derivative, AppliedUndef)), freeze
+        return sp.sympify(formula).replace(
+            lambda e: isinstance(e, (sp.Limit, sp.Derivative, sp.Subs, AppliedUndef)), freeze
         )
-        return exp_to_rational(formula, generators)[0]
 
-    translator = Z3Translator()
+    hypotheses = [opaque_wholes(h) for h in hypotheses]
+    goal = opaque_wholes(goal)
+    positive, nonnegative = _signed(hypotheses)
+
+    def is_positive(base: sp.Expr) -> bool:
+        return base in positive or _positive_constant(base) or isinstance(base, sp.exp)
+
+    def rational(formula: sp.Basic) -> sp.Basic:
+        return exp_to_rational(formula, generators, is_positive)[0]
+
+    rational_hypotheses = [rational(h) for h in hypotheses]
+    rational_goal = rational(goal)
+    # The signs stated of bases, read again after the rewriting (a base may contain exp).
+    translator = Z3Translator(
+        positive_symbols=set(generators.values()),
+        positive={rational(b) for b in positive},
+        nonnegative={rational(b) for b in nonnegative},
+    )
     solver = z3.Solver()
     solver.set("timeout", timeout_ms)
-    for fact in hypotheses:
-        solver.add(translator.formula(rational(fact)))
-    solver.add(z3.Not(translator.formula(rational(goal))))
+    for fact in rational_hypotheses:
+        solver.add(translator.formula(fact))
+    solver.add(z3.Not(translator.formula(rational_goal)))
     solver.add(*translator.side_conditions)
     verdict = solver.check()
     if verdict == z3.unsat:

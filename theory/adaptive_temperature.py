@@ -28,9 +28,11 @@ from softmax_dispersion.theory.kernel import (
     Claim,
     ConvexCombination,
     ExpMonotone,
+    Family,
     Implied,
     LogMonotone,
     Monotone,
+    RealRoot,
     RealRoots,
     Step,
     SumOver,
@@ -71,11 +73,25 @@ adaptive_inverse_temperature = formula(
 )
 
 root_low, root_high, peak = sp.symbols("r_low r_high h_star", real=True)
-p_j, p_max, entropy = sp.symbols("p_j p_max H_adaptive", real=True)
+p_j, p_max, entropy, weights_total = sp.symbols("p_j p_max H_adaptive W", real=True)
 _x = sp.Symbol("x", real=True)
 
-#: Entropy as computed by the rule: a convex combination of −log(p_j + 10⁻⁹).
-_rule_entropy = SumOver(entropy, -sp.log(p_j + ENTROPY_OFFSET), (p_j,), sp.Integer(1), weight=p_j)
+#: The n coefficients of p = softmax(e), each in [0, p_max].
+coefficients = Family(
+    "coefficients",
+    (p_j,),
+    n,
+    (sp.Le(0, p_j), sp.Le(p_j, p_max)),
+    "the n coefficients p_j of p = softmax(e), each in [0, p_max]",
+)
+#: Their total (1, an assumption) and the rule's entropy Σ p_j (−log(p_j + 10⁻⁹)).
+_weights = SumOver(weights_total, p_j, coefficients, "Σ_j p_j, the coefficients' total")
+_rule_entropy = SumOver(
+    entropy,
+    -p_j * sp.log(p_j + ENTROPY_OFFSET),
+    coefficients,
+    "the rule's entropy Σ_j −p_j log(p_j + 10⁻⁹)",
+)
 threshold = -sp.log(sp.exp(-root_high) - ENTROPY_OFFSET)
 """τ: once log n − δ exceeds it, β = 1 exactly."""
 
@@ -178,17 +194,17 @@ def adaptive_claim(polynomial: sp.Expr, claim_id: str = "T11") -> Claim:
         sp.Eq(beta.subs(H, entropy), 1),
     )
 
+    roots = (
+        RealRoot(root_low, P - 1, H, 0, 1, "where sharpening starts: the root of P − 1 in (0, 1)"),
+        RealRoot(root_high, P - 1, H, 5, 6, "where sharpening ends: the root of P − 1 in (5, 6)"),
+        RealRoot(peak, sp.diff(P, H), H, 4, 5, "h*, where P peaks: the root of P' in (4, 5)"),
+    )
+
     def proof() -> list[Step]:
         return [
-            RealRoots(
-                P - 1,
-                H,
-                [(0, 1), (5, 6)],
-                [root_low, root_high],
-                "P − 1 has exactly two real roots, r_low in (0, 1) and r_high in (5, 6)",
-            ),
+            RealRoots(P - 1, H, roots[:2], "P − 1 has no real roots but r_low and r_high"),
             Implied(sharpening, "above H = 1/2, P > 1 exactly between the roots"),
-            RealRoots(sp.diff(P, H), H, [(4, 5)], [peak], "P' has one real root h* in (4, 5)"),
+            RealRoots(sp.diff(P, H), H, roots[2:], "P' has no real root but h*"),
             Implied(sp.Le(P, beta_max), "P (degree 4, leading coefficient < 0) peaks at h*"),
             Monotone(
                 sp.exp(_x) * (1 - _x / 2) ** 2,
@@ -200,12 +216,16 @@ def adaptive_claim(polynomial: sp.Expr, claim_id: str = "T11") -> Claim:
             ),
             ExpMonotone(sp.Integer(-6), -root_high, "exp(−r_high) >= exp(−6)"),
             Implied(well_defined, "so τ is real: exp(−r_high) > 4^-6 > 10^-9"),
-            LogMonotone(p_j + ENTROPY_OFFSET, p_max + ENTROPY_OFFSET, "each p_j <= p_max"),
             ConvexCombination(
                 _rule_entropy,
+                _weights,
+                -sp.log(p_j + ENTROPY_OFFSET),
                 -sp.log(p_max + ENTROPY_OFFSET),
                 None,
                 "the rule's entropy is a convex combination of −log(p_j + 10^-9)",
+                termwise=(
+                    LogMonotone(p_j + ENTROPY_OFFSET, p_max + ENTROPY_OFFSET, "each p_j <= p_max"),
+                ),
             ),
             LogMonotone(
                 p_max + ENTROPY_OFFSET,
@@ -234,14 +254,17 @@ def adaptive_claim(polynomial: sp.Expr, claim_id: str = "T11") -> Claim:
         assumptions=[
             sp.Ge(n, 1),
             sp.Ge(delta, 0),
-            sp.Le(0, p_j),
-            sp.Le(p_j, p_max),
+            sp.Ge(p_max, 0),
             sp.Le(p_max, sp.exp(delta) / n),
+            sp.Eq(weights_total, 1),
             sp.Gt(sp.log(n) - delta, threshold),
         ],
         source="paper, §3 (adaptive temperature); constants derived exactly",
         proof=proof,
         formulas=("adaptive_polynomial", "adaptive_inverse_temperature"),
+        definitions=(*roots, _weights, _rule_entropy),
+        # 382 equal coefficients: log 382 ≈ 5.9454 exceeds τ ≈ 5.9445.
+        witness={n: 382, delta: 0, p_max: sp.Rational(1, 382), p_j: sp.Rational(1, 382)},
     )
 
 

@@ -41,19 +41,21 @@ import numbers
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import ClassVar, TypeAlias
+from typing import TypeAlias
 
 import sympy as sp
 
 from softmax_dispersion.theory.dispersion_size import dispersion_size
 from softmax_dispersion.theory.formulas import formula
 from softmax_dispersion.theory.kernel import (
+    Cite,
     Claim,
     ConvexCombination,
+    Family,
     Implied,
+    Induction,
     Step,
     SumOver,
-    require,
 )
 from softmax_dispersion.theory.symbols import delta, eps, theta
 from softmax_dispersion.theory.weight_norms import (
@@ -78,7 +80,6 @@ __all__ = [
     "Lipschitz",
     "RealLike",
     "Residual",
-    "SqrtMonotone",
     "attention_radius",
     "attention_spread",
     "layer_bounds",
@@ -648,40 +649,6 @@ def layer_bounds(
 # --------------------------------------------------------------------------------------
 
 
-@dataclass
-class SqrtMonotone(Step):
-    """Rule: ``a² <= b`` gives ``a <= sqrt(b)``.
-
-    Sound because ``a² <= b`` forces ``b >= 0`` and then ``a <= |a| = sqrt(a²) <=
-    sqrt(b)``, ``sqrt`` being increasing on ``[0, oo)``.  The premise is decided by z3;
-    z3 itself treats ``sqrt(b)`` as an opaque real, so it needs this rule to relate it
-    to ``b``.
-
-    Examples
-    --------
-    >>> import sympy as sp
-    >>> from softmax_dispersion.theory.composition import SqrtMonotone
-    >>> a, b = sp.symbols("a b", real=True)
-    >>> SqrtMonotone(a, b, "a <= sqrt(b)").check([sp.Le(a**2, b)]).verified
-    True
-    >>> SqrtMonotone(a, b, "a <= sqrt(b)").check([sp.Le(a, b)]).verified
-    False
-    """
-
-    value: sp.Expr
-    square_bound: sp.Expr
-    description: str
-    method: ClassVar[str] = "rule: sqrt is increasing on [0, oo)"
-
-    @property
-    def conclusion(self) -> sp.Basic:
-        return sp.Le(self.value, sp.sqrt(self.square_bound))
-
-    def decide(self, facts: Sequence[sp.Basic]) -> str:
-        require(facts, sp.Le(self.value**2, self.square_bound), "the premise")
-        return "premise a² <= b implied by the facts"
-
-
 def _norms(*names: str) -> tuple[sp.Symbol, ...]:
     return tuple(sp.Symbol(name, real=True) for name in names)
 
@@ -693,14 +660,32 @@ branch_out, residual_out = _norms("norm_gx", "norm_residual_out")
 variance, ln_eps, z_norm, scaled_z, ln_out = _norms(
     "variance", "ln_eps", "norm_z", "norm_gain_z", "norm_layer_norm_out"
 )
-weight, token_norm, value_norm, value_sum, attention_out = _norms(
-    "p_t", "norm_x_t", "norm_Vx_t", "weighted_value_norms", "norm_attention_out"
+weight, token_norm, value_norm, value_sum, weights_total, attention_out, keys = _norms(
+    "p_t",
+    "norm_x_t",
+    "norm_Vx_t",
+    "weighted_value_norms",
+    "weights_total",
+    "norm_attention_out",
+    "keys",
 )
 
-#: Σ_t p_t ‖Vx_t‖ over the keys, with weights p_t >= 0 adding up to one (softmax).
-value_norms = SumOver(
-    value_sum, value_norm, (weight, token_norm, value_norm), sp.Integer(1), weight
+#: The keys a head attends to: weight p_t >= 0, token norm ‖x_t‖ <= r, value ‖Vx_t‖.
+attended_keys = Family(
+    "keys",
+    (weight, token_norm, value_norm),
+    keys,
+    (
+        sp.Ge(weight, 0),
+        sp.Ge(token_norm, 0),
+        sp.Le(token_norm, r),
+        sp.Le(value_norm, sigma_v * token_norm),
+    ),
+    "the keys: weight p_t >= 0, ‖x_t‖ <= r and ‖Vx_t‖ <= σ_max(V)‖x_t‖",
 )
+#: Σ_t p_t ‖Vx_t‖, and the weights' total Σ_t p_t (one, for softmax weights).
+value_norms = SumOver(value_sum, weight * value_norm, attended_keys, "Σ_t p_t ‖Vx_t‖ over the keys")
+weight_sum = SumOver(weights_total, weight, attended_keys, "Σ_t p_t, the weights' total")
 
 _linear_rule = sp.Le(linear_out, linear_radius.expr)
 _lipschitz_rule = sp.Le(lipschitz_out, lipschitz_radius.expr)
@@ -708,6 +693,47 @@ _residual_rule = sp.Le(residual_out, residual_radius.expr)
 _layer_norm_rule = sp.Le(ln_out, layer_norm_radius.expr)
 _spread_rule = sp.Le(delta, attention_spread.expr)
 _attention_rule = sp.Le(attention_out, attention_radius.expr)
+
+# The stack, layer by layer: layer ℓ (a natural number) maps every token of norm at most
+# N(ℓ) to tokens of norm at most a(ℓ)·N(ℓ) + b(ℓ) — every rule above is of this affine
+# form, with a(ℓ), b(ℓ) >= 0 — and R is the radius recursion layer_bounds computes.
+layer = sp.Symbol("l", real=True)
+"""The layer index ℓ, a natural number."""
+stack_norm = sp.Function("N", real=True)
+"""``N(ℓ)``: the largest norm of a token entering layer ℓ."""
+stack_radius = sp.Function("R", real=True)
+"""``R(ℓ)``: the radius recursion, ``R(ℓ+1) = a(ℓ) R(ℓ) + b(ℓ)``."""
+slope = sp.Function("a", real=True)
+"""``a(ℓ)``: the factor of layer ℓ's radius rule (``σ_max(W)``, ``L``, 0 for LayerNorm)."""
+offset_of = sp.Function("b", real=True)
+"""``b(ℓ)``: the constant of layer ℓ's radius rule (``‖b‖``, ``‖f(0)‖``, ...)."""
+head_spread = sp.Function("D", real=True)
+"""``D(ℓ)``: the logit spread of layer ℓ's head."""
+head_q, head_k, head_scale = (sp.Function(name, real=True) for name in ("Q", "K", "s_head"))
+"""``σ_max(Q_ℓ)``, ``σ_max(K_ℓ)`` and the logit scale of layer ℓ's head."""
+
+_stack_assumptions: list[sp.Basic] = [
+    sp.Ge(slope(layer), 0),
+    sp.Ge(offset_of(layer), 0),
+    sp.Ge(stack_norm(layer), 0),
+    sp.Le(stack_norm(0), stack_radius(0)),  # the inputs have norm at most R(0) = r_0
+    # layer ℓ obeys its radius rule (the table above, proved in this claim)
+    sp.Le(stack_norm(layer + 1), slope(layer) * stack_norm(layer) + offset_of(layer)),
+    sp.Eq(stack_radius(layer + 1), slope(layer) * stack_radius(layer) + offset_of(layer)),
+    # layer ℓ's head obeys the spread rule for tokens of norm at most N(ℓ)
+    sp.Ge(head_q(layer), 0),
+    sp.Ge(head_k(layer), 0),
+    sp.Gt(head_scale(layer), 0),
+    sp.Le(
+        head_spread(layer),
+        2 * head_q(layer) * head_k(layer) * stack_norm(layer) ** 2 / head_scale(layer),
+    ),
+]
+_bounded_inputs = sp.Le(stack_norm(layer), stack_radius(layer))
+_bounded_spread = sp.Le(
+    head_spread(layer),
+    2 * head_q(layer) * head_k(layer) * stack_radius(layer) ** 2 / head_scale(layer),
+)
 
 _assumptions: list[sp.Basic] = [
     # a generic layer input
@@ -742,15 +768,28 @@ _assumptions: list[sp.Basic] = [
     *T8.assumptions,
     sp.Le(y_norm, r),
     sp.Le(x_radius, r),
-    # values Vx_t of a generic key: ‖Vx_t‖ <= σ_max(V)‖x_t‖, ‖x_t‖ <= r, weight p_t >= 0;
-    # ‖Σ p_t Vx_t‖ <= Σ p_t ‖Vx_t‖ (triangle inequality, p_t >= 0)
+    # the values: ‖Vx_t‖ <= σ_max(V)‖x_t‖ (the keys' family); the softmax weights add up
+    # to one; ‖Σ p_t Vx_t‖ <= Σ p_t ‖Vx_t‖ (triangle inequality, p_t >= 0)
     sp.Ge(sigma_v, 0),
-    sp.Ge(weight, 0),
-    sp.Ge(token_norm, 0),
-    sp.Le(token_norm, r),
-    sp.Le(value_norm, sigma_v * token_norm),
+    sp.Eq(weights_total, 1),
     sp.Le(attention_out, value_sum),
+    # the stack
+    *_stack_assumptions,
 ]
+
+
+def _t9_witness() -> dict[object, object]:
+    """Every norm 0, scales and dimensions 1, one key of weight 1, every layer map 0."""
+    zero = sp.Lambda(layer, 0)
+    values: dict[object, object] = {
+        symbol: 0
+        for symbol in sorted({s for a in _assumptions for s in a.free_symbols} - {layer}, key=str)
+    }
+    values.update({scale: 1, dim: 1, ln_eps: 1, keys: 1, weight: 1, token_norm: 0, value_norm: 0})
+    for function in (stack_norm, stack_radius, slope, offset_of, head_spread, head_q, head_k):
+        values[function] = zero
+    values[head_scale] = sp.Lambda(layer, 1)
+    return values
 
 
 def _t9_proof() -> list[Step]:
@@ -759,21 +798,27 @@ def _t9_proof() -> list[Step]:
         Implied(_lipschitz_rule, "Lipschitz: ‖f(x)‖ <= L‖x‖ + ‖f(0)‖ <= L r + ‖f(0)‖"),
         Implied(_residual_rule, "Residual: ‖x + g(x)‖ <= ‖x‖ + ‖g(x)‖ <= r + ρ"),
         Implied(sp.Le(z_norm**2, dim), "LayerNorm: Σ z_i² = d·Var/(Var + ε_LN) <= d"),
-        SqrtMonotone(z_norm, dim, "LayerNorm: ‖z‖ <= sqrt(d)"),
+        Implied(sp.Gt(dim, 0), "LayerNorm: d >= 1 > 0, so sqrt(d) is the real root"),
+        Implied(sp.Le(z_norm, sp.sqrt(dim)), "LayerNorm: ‖z‖² <= d gives ‖z‖ <= sqrt(d)"),
         Implied(_layer_norm_rule, "LayerNorm: ‖γ ⊙ z + β‖ <= max|γ_i| sqrt(d) + ‖β‖"),
+        Cite(T8, "Attention: T8's spread bound, its hypotheses being ours"),
         Implied(_spread_rule, "Attention: T8 with ‖y‖ <= r and max‖x_i‖ <= r"),
-        Implied(
-            sp.Le(value_norm, sigma_v * r),
-            "Attention: each value ‖Vx_t‖ <= σ_max(V)‖x_t‖ <= σ_max(V) r",
-        ),
         ConvexCombination(
             value_norms,
+            weight_sum,
+            value_norm,
             None,
             sigma_v * r,
-            "Attention: the weights are a convex combination: Σ p_t ‖Vx_t‖ <= σ_max(V) r",
+            "Attention: each ‖Vx_t‖ <= σ_max(V)‖x_t‖ <= σ_max(V) r; weights >= 0 adding to 1",
         ),
         Implied(_attention_rule, "Attention: ‖Σ p_t Vx_t‖ <= Σ p_t ‖Vx_t‖ <= σ_max(V) r"),
-        Implied(T9.statement, "every layer kind's rule, one per layer of any stack"),
+        Induction(
+            layer,
+            _bounded_inputs,
+            "the stack: N(0) <= R(0), and N(ℓ) <= R(ℓ) gives N(ℓ+1) <= a N(ℓ) + b <= R(ℓ+1)",
+        ),
+        Implied(_bounded_spread, "every head: its spread rule at N(ℓ) <= R(ℓ)"),
+        Implied(T9.statement, "every layer kind's rule, and their iteration over the stack"),
     ]
 
 
@@ -787,6 +832,8 @@ T9 = Claim(
         _layer_norm_rule,
         _spread_rule,
         _attention_rule,
+        _bounded_inputs,
+        _bounded_spread,
     ),
     assumptions=_assumptions,
     source=(
@@ -803,6 +850,9 @@ T9 = Claim(
         "attention_spread",
         "attention_radius",
     ),
+    definitions=(value_norms, weight_sum),
+    witness=_t9_witness(),
+    naturals=(layer,),
 )
 
 CLAIMS = (T9,)

@@ -21,6 +21,7 @@ from softmax_dispersion.theory.formulas import formula
 from softmax_dispersion.theory.kernel import (
     Claim,
     ExpMonotone,
+    Family,
     Identity,
     Implied,
     Limit,
@@ -28,9 +29,20 @@ from softmax_dispersion.theory.kernel import (
     SumOfTerms,
     SumOver,
 )
-from softmax_dispersion.theory.symbols import M, S, c, delta, e_j, e_k, m, n, theta
+from softmax_dispersion.theory.symbols import M, c, delta, e_j, e_k, m, n, theta
 
-__all__ = ["T1", "T2", "T3", "dispersion_lower", "dispersion_upper", "paper_lower", "paper_upper"]
+__all__ = [
+    "T1",
+    "T2",
+    "T3",
+    "S",
+    "dispersion_lower",
+    "dispersion_upper",
+    "other_logits",
+    "other_terms",
+    "paper_lower",
+    "paper_upper",
+]
 
 dispersion_upper = formula(
     "dispersion_upper",
@@ -53,36 +65,45 @@ paper_lower = formula(
 
 _spread = {delta: M - m}
 _t_k = sp.exp(e_k / theta)
+S = sp.Symbol("S", real=True)
+"""The sum of the other n − 1 exponentials, defined by :data:`other_terms`."""
+#: The n − 1 logits other than e_k, each a generic e_j in [m, M].
+other_logits = Family(
+    "others",
+    (e_j,),
+    n - 1,
+    (sp.Le(m, e_j), sp.Le(e_j, M)),
+    "the n − 1 logits other than e_k, each in [m, M]",
+)
+#: S, the sum of exp(e_j/θ) over the other logits.
+other_terms = SumOver(
+    S, sp.exp(e_j / theta), other_logits, "the sum of exp(e_j/θ) over the n − 1 other logits"
+)
 #: p_k written with S, the sum of the other n − 1 exponentials.
 coefficient = _t_k / (_t_k + S)
-#: The sum S over the n − 1 other logits, each a generic e_j.
-other_terms = SumOver(S, sp.exp(e_j / theta), (e_j,), n - 1)
 spike_coefficient = sp.exp(M / theta) / (sp.exp(M / theta) + (n - 1) * sp.exp(m / theta))
 dip_coefficient = sp.exp(m / theta) / (sp.exp(m / theta) + (n - 1) * sp.exp(M / theta))
 
 _upper = dispersion_upper.expr.subs(_spread)
 _lower = dispersion_lower.expr.subs(_spread)
-_bounded = [
-    sp.Gt(theta, 0),
-    sp.Ge(n, 1),
-    sp.Le(m, e_k),
-    sp.Le(e_k, M),
-    sp.Le(m, e_j),
-    sp.Le(e_j, M),
-]
+_bounded = [sp.Gt(theta, 0), sp.Ge(n, 1), sp.Le(m, e_k), sp.Le(e_k, M)]
+#: A point where T1's assumptions hold: two logits, both 0, in [0, 1] at θ = 1.
+witness = {theta: 1, n: 2, m: 0, M: 1, e_k: 0, e_j: 0}
 
 
 def _t1_proof() -> list[Step]:
     return [
         ExpMonotone(m, e_k, "exp is increasing: lower end for t_k = exp(e_k/θ)", theta),
         ExpMonotone(e_k, M, "exp is increasing: upper end for t_k", theta),
-        ExpMonotone(m, e_j, "exp is increasing: lower end for each other term", theta),
-        ExpMonotone(e_j, M, "exp is increasing: upper end for each other term", theta),
         SumOfTerms(
             other_terms,
             sp.exp(m / theta),
             sp.exp(M / theta),
             "sum the termwise bounds over the n − 1 other logits",
+            termwise=(
+                ExpMonotone(m, e_j, "exp is increasing: lower end for each other term", theta),
+                ExpMonotone(e_j, M, "exp is increasing: upper end for each other term", theta),
+            ),
         ),
         Identity(spike_coefficient, _upper, "the spike attains the upper bound"),
         Identity(dip_coefficient, _lower, "the dip attains the lower bound"),
@@ -103,6 +124,8 @@ T1 = Claim(
     source="derived (sharpens the paper's Lemma 2.1, §2)",
     proof=_t1_proof,
     formulas=("dispersion_upper", "dispersion_lower"),
+    definitions=(other_terms,),
+    witness=witness,
 )
 
 
@@ -124,6 +147,7 @@ T2 = Claim(
     source="paper, Lemma 2.1 (§2)",
     proof=_t2_proof,
     formulas=("paper_upper", "paper_lower"),
+    witness={theta: 1, delta: 0, n: 1},
 )
 
 _limit_upper = sp.Limit(n * dispersion_upper.expr, n, sp.oo)
@@ -145,6 +169,7 @@ T3 = Claim(
     assumptions=[sp.Gt(theta, 0), sp.Ge(delta, 0)],
     source="derived (the constants of the paper's Lemma 2.1)",
     proof=_t3_proof,
+    witness={theta: 1, delta: 0},
 )
 
 CLAIMS = (T1, T2, T3)

@@ -20,10 +20,12 @@ from softmax_dispersion.theory.dispersion import (
     T1,
     coefficient,
     dispersion_upper,
+    other_terms,
     spike_coefficient,
 )
 from softmax_dispersion.theory.formulas import formula
 from softmax_dispersion.theory.kernel import (
+    Cite,
     Claim,
     ExpMonotone,
     Identity,
@@ -51,7 +53,7 @@ sharpness_spread = formula(
 _spread = {delta: M - m}
 _n_star = dispersion_size.expr.subs(_spread)
 _upper = dispersion_upper.expr.subs(_spread)
-_t1_assumptions = [sp.Gt(theta, 0), sp.Le(m, e_k), sp.Le(e_k, M), sp.Le(m, e_j), sp.Le(e_j, M)]
+_t1_assumptions = [sp.Gt(theta, 0), sp.Le(m, e_k), sp.Le(e_k, M)]
 
 
 def _t4_proof() -> list[Step]:
@@ -61,6 +63,7 @@ def _t4_proof() -> list[Step]:
             sp.Equivalent(sp.Le(_upper, eps), sp.Ge(n, _n_star)),
             "c/(c+n−1) <= ε  iff  c(1−ε) <= ε(n−1)  iff  n >= n*(ε)",
         ),
+        Cite(T1, "T1: every coefficient lies between T1's bounds; the spike attains the upper"),
         Implied(T4.statement, "T1 bounds every coefficient by c/(c+n−1); the spike attains it"),
     ]
 
@@ -77,6 +80,8 @@ T4 = Claim(
     proof=_t4_proof,
     cites=(T1,),
     formulas=("dispersion_size",),
+    definitions=(other_terms,),
+    witness={theta: 1, m: 0, M: 1, e_k: 0, e_j: 0, n: 2, eps: sp.Rational(1, 2)},
 )
 
 _needed = (n - 1) * (1 - eps) / eps
@@ -84,17 +89,13 @@ _needed = (n - 1) * (1 - eps) / eps
 
 def _t5_proof() -> list[Step]:
     return [
+        Cite(T1, "T1: the coefficient is at most c/(c+n−1)"),
         Implied(
             sp.Ge(sp.exp((M - m) / theta), _needed),
             "1 − ε <= p_k <= c/(c+n−1) (T1) rearranges to c >= (n−1)(1−ε)/ε",
         ),
         LogMonotone(_needed, sp.exp((M - m) / theta), "take logarithms"),
-        Identity(
-            sp.log(sp.exp((M - m) / theta)),
-            (M - m) / theta,
-            "log c = (M−m)/θ",
-            exponentiate=True,
-        ),
+        Identity(sp.log(sp.exp((M - m) / theta)), (M - m) / theta, "log c = (M−m)/θ"),
         Implied(T5.statement, "the spread needed for one coefficient to reach 1 − ε"),
     ]
 
@@ -114,6 +115,8 @@ T5 = Claim(
     proof=_t5_proof,
     cites=(T1,),
     formulas=("sharpness_spread",),
+    definitions=(other_terms,),
+    witness={theta: 1, m: 0, M: 1, e_k: 1, e_j: 0, n: 2, eps: sp.Rational(1, 2)},
 )
 
 CLAIMS = (T4, T5)

@@ -32,28 +32,26 @@ from __future__ import annotations
 
 import sympy as sp
 
-from softmax_dispersion.theory.dispersion import (
-    T1,
-    coefficient,
-    dispersion_upper,
-    other_terms,
-)
+from softmax_dispersion.theory.dispersion import T1, S, coefficient, dispersion_upper
 from softmax_dispersion.theory.formulas import formula
 from softmax_dispersion.theory.kernel import (
+    Cite,
     Claim,
-    ConvexCombination,
     Differentiate,
     ExpMonotone,
+    Family,
     Identity,
     Implied,
+    Let,
     LogMonotone,
     Step,
     SumDerivative,
     SumLinearity,
     SumOfTerms,
     SumOver,
+    WeightedSum,
 )
-from softmax_dispersion.theory.symbols import H, M, S, beta, delta, e_j, e_k, m, n, theta
+from softmax_dispersion.theory.symbols import H, M, beta, delta, e_j, e_k, m, n, theta
 
 __all__ = [
     "T6",
@@ -190,12 +188,39 @@ Examples
 
 _spread = {delta: M - m}
 _c = sp.exp((M - m) / theta)
+_t_k = sp.exp(e_k / theta)
 #: The largest coefficient: T1's coefficient of the largest logit e_k.
 p_max = coefficient
-#: A generic coefficient p_j = exp(e_j/θ)/(exp(e_k/θ) + S) of any of the n logits.
-p_j = sp.exp(e_j / theta) / (sp.exp(e_k / theta) + S)
-#: H as the convex combination Σ_j p_j (−log p_j) of the n terms −log p_j.
-entropy_terms = SumOver(H, -sp.log(p_j), (e_j,), sp.Integer(1), weight=p_j)
+#: The n − 1 other logits, each in [m, M] and at most e_k (e_k is the largest logit).
+logits_below_top = Family(
+    "others below e_k",
+    (e_j,),
+    n - 1,
+    (sp.Le(m, e_j), sp.Le(e_j, M), sp.Le(e_j, e_k)),
+    "the n − 1 logits other than e_k, each in [m, M] and at most e_k",
+)
+#: S over these logits (T1's S, over a family inside T1's).
+below_top_terms = SumOver(
+    S, sp.exp(e_j / theta), logits_below_top, "the sum of exp(e_j/θ) over the other logits"
+)
+#: The coefficient p_j = exp(e_j/θ)/(exp(e_k/θ) + S) of a generic other logit.
+p_j = sp.exp(e_j / theta) / (_t_k + S)
+other_weights = sp.Symbol("W_others", real=True)
+"""``Σ_{j ≠ k} p_j``, the other logits' total weight (``1 − p_max``)."""
+other_entropy = sp.Symbol("H_others", real=True)
+"""``Σ_{j ≠ k} −p_j log p_j``, the other logits' share of the entropy."""
+#: W = Σ p_j and H_others = Σ −p_j log p_j over the other logits.
+other_weight_sum = SumOver(
+    other_weights, p_j, logits_below_top, "the total weight of the other logits"
+)
+other_entropy_sum = SumOver(
+    other_entropy, -p_j * sp.log(p_j), logits_below_top, "the other logits' entropy terms"
+)
+#: H = −p_max log p_max + H_others: the Shannon entropy of p.
+entropy_definition = Let(
+    H, -p_max * sp.log(p_max) + other_entropy, "the Shannon entropy H(p) = −Σ_j p_j log p_j"
+)
+t6_definitions = (below_top_terms, other_weight_sum, other_entropy_sum, entropy_definition)
 
 _p_max_bound = dispersion_upper.expr.subs(_spread)
 _bound = entropy_lower_bound.expr.subs(_spread)
@@ -214,18 +239,31 @@ def entropy_bound_statement(bound: sp.Expr, paper_bound: sp.Expr) -> sp.Basic:
 def entropy_bound_proof(p_max_bound: sp.Expr, bound: sp.Expr, paper_bound: sp.Expr) -> list[Step]:
     """The steps of T6 for given bounds (T6 uses T1's; tests pass false ones)."""
     return [
-        SumOfTerms(other_terms, sp.Integer(0), None, "S, a sum of exponentials, is >= 0"),
-        Implied(sp.And(*T1.assumptions), "T1's hypotheses hold here, so its bounds apply"),
-        ExpMonotone(e_j, e_k, "e_k is the largest logit: exp(e_j/θ) <= exp(e_k/θ)", theta),
-        LogMonotone(p_j, p_max, "p_j <= p_max, so log p_j <= log p_max"),
-        ConvexCombination(
-            entropy_terms,
+        SumOfTerms(below_top_terms, sp.Integer(0), None, "S, a sum of exponentials, is >= 0"),
+        Cite(T1, "T1's hypotheses hold here (its family contains these logits): its bounds"),
+        SumLinearity(
+            other_weight_sum,
+            [(1 / (_t_k + S), below_top_terms)],
+            "the other weights: Σ p_j = S/(exp(e_k/θ) + S)",
+        ),
+        WeightedSum(
+            other_entropy_sum,
+            other_weight_sum,
+            -sp.log(p_j),
             -sp.log(p_max),
             None,
-            "H = Σ p_j (−log p_j) with weights p_j >= 0 adding up to 1: H >= −log p_max",
+            "each −log p_j >= −log p_max, weighted by p_j >= 0 and summed",
+            termwise=(
+                ExpMonotone(e_j, e_k, "e_k is the largest logit: exp(e_j/θ) <= exp(e_k/θ)", theta),
+                LogMonotone(p_j, p_max, "p_j <= p_max, so log p_j <= log p_max"),
+            ),
+        ),
+        Implied(
+            sp.Ge(H, -sp.log(p_max)),
+            "H = −p_max log p_max + H_others >= −(p_max + W_others) log p_max = −log p_max",
         ),
         LogMonotone(p_max, p_max_bound, "p_max <= c/(c+n−1) (T1): take logarithms"),
-        Identity(-sp.log(p_max_bound), bound, "−log(c/(c+n−1)) = log(c+n−1) − δ/θ", True),
+        Identity(-sp.log(p_max_bound), bound, "−log(c/(c+n−1)) = log(c+n−1) − δ/θ"),
         ExpMonotone(sp.Integer(0), M - m, "c = exp((M−m)/θ) >= 1 since m <= M", theta),
         LogMonotone(n, _c + n - 1, "n <= c+n−1: take logarithms"),
         Implied(entropy_bound_statement(bound, paper_bound), "chain the three bounds"),
@@ -240,27 +278,21 @@ T6 = Claim(
     id="T6",
     title="entropy floor: H >= −log p_max >= log(c+n−1) − δ/θ >= log n − δ/θ",
     statement=entropy_bound_statement(_bound, _paper_bound),
-    assumptions=[
-        sp.Gt(theta, 0),
-        sp.Ge(n, 1),
-        sp.Le(m, e_k),
-        sp.Le(e_k, M),
-        sp.Le(m, e_j),
-        sp.Le(e_j, M),
-        sp.Le(e_j, e_k),
-    ],
+    assumptions=[sp.Gt(theta, 0), sp.Ge(n, 1), sp.Le(m, e_k), sp.Le(e_k, M)],
     source="derived (the entropy form of the paper's Lemma 2.1, §2)",
     proof=_t6_proof,
     cites=(T1,),
     formulas=("entropy_lower_bound", "entropy_lower_bound_paper"),
+    definitions=t6_definitions,
+    witness={theta: 1, n: 2, m: 0, M: 1, e_k: 1, e_j: 0},
 )
 """T6: the entropy of a dispersed softmax is at least ``log(c+n−1) − δ/θ``.
 
 Notes
 -----
-``e_k`` is the largest logit (``e_j <= e_k`` for the generic ``e_j``), ``p_max`` its
-coefficient, ``S`` the sum of the other ``n − 1`` exponentials and
-``H = Σ_j p_j (−log p_j)``:
+``e_k`` is the largest logit (every other logit ``e_j`` of the family satisfies
+``e_j <= e_k``), ``p_max`` its coefficient, ``S`` the sum of the other ``n − 1``
+exponentials and ``H = −p_max log p_max + Σ_{j≠k} (−p_j log p_j)``:
 
 .. math:: H \\ge -\\log p_{\\max} \\ge \\log(c+n-1) - \\delta/\\theta
    \\ge \\log n - \\delta/\\theta.
@@ -275,28 +307,50 @@ Examples
 # ---------------------------------------------------------------------------------------
 # T7.
 
+#: The n logits, e_j generic (no constraint: any real logits).
+all_logits = Family("logits", (e_j,), n, (), "the n logits")
 _A = [sp.Function(f"A{r}", real=True)(theta) for r in range(3)]
 _B = [sp.Function(f"B{r}", real=True)(beta) for r in range(3)]
-#: p_j = exp(e_j/θ − ℓ) = exp(β e_j − ℓ): the generic coefficient in both forms.
-_p_theta = sp.exp(e_j / theta - log_partition)
-_p_beta = sp.exp(beta * e_j - log_partition)
 
 
-def _sum(symbol: sp.Expr, term: sp.Expr) -> SumOver:
-    return SumOver(symbol, term, (e_j,), n)
+def _sum(symbol: sp.Expr, term: sp.Expr, description: str) -> SumOver:
+    return SumOver(symbol, term, all_logits, description)
 
 
 #: A_r(θ) = Σ_j e_j^r exp(e_j/θ) and B_r(β) = Σ_j e_j^r exp(β e_j), r = 0, 1, 2.
-theta_sums = [_sum(_A[r], e_j**r * sp.exp(e_j / theta)) for r in range(3)]
-beta_sums = [_sum(_B[r], e_j**r * sp.exp(beta * e_j)) for r in range(3)]
-#: Σ p_j = 1, Σ p_j e_j = μ and Σ p_j e_j² in the θ form and in the β form.
-theta_moments = [_sum(sp.Integer(1), _p_theta), _sum(mean_logit, _p_theta * e_j)]
-theta_moments.append(_sum(second_moment, _p_theta * e_j**2))
-beta_moments = [_sum(sp.Integer(1), _p_beta), _sum(mean_logit, _p_beta * e_j)]
-beta_moments.append(_sum(second_moment, _p_beta * e_j**2))
-#: H = −Σ p_j log p_j (sympy writes log p_j = β e_j − ℓ) and Var = Σ p_j (e_j − μ)².
-entropy_sum = _sum(H, -_p_beta * sp.log(_p_beta))
-variance_sum = _sum(variance, _p_beta * (e_j - mean_logit) ** 2)
+theta_sums = [
+    _sum(_A[r], e_j**r * sp.exp(e_j / theta), f"Σ_j e_j^{r} exp(e_j/θ), a function of θ")
+    for r in range(3)
+]
+beta_sums = [
+    _sum(_B[r], e_j**r * sp.exp(beta * e_j), f"Σ_j e_j^{r} exp(β e_j), a function of β")
+    for r in range(3)
+]
+#: p_j = exp(β e_j)/B_0(β), the generic coefficient of softmax(β e).
+_p = sp.exp(beta * e_j) / _B[0]
+weights_total = sp.Symbol("W", real=True)
+"""``Σ_j p_j`` (proved to be 1)."""
+#: Σ p_j, μ = Σ p_j e_j and Σ p_j e_j² (the β form, defined once).
+moments = [
+    _sum(weights_total, _p, "the total weight Σ_j p_j"),
+    _sum(mean_logit, _p * e_j, "the mean logit μ = Σ_j p_j e_j"),
+    _sum(second_moment, _p * e_j**2, "the second moment Σ_j p_j e_j²"),
+]
+#: H = −Σ p_j log p_j and Var = Σ p_j (e_j − μ)².
+entropy_sum = _sum(H, -_p * sp.log(_p), "the Shannon entropy H = −Σ_j p_j log p_j")
+variance_sum = _sum(variance, _p * (e_j - mean_logit) ** 2, "the variance Σ_j p_j (e_j − μ)²")
+#: ℓ = log B_0(β), the log-partition function.
+log_partition_definition = Let(
+    log_partition, sp.log(_B[0]), "the log-partition ℓ = log Σ_j exp(β e_j)"
+)
+t7_definitions = (
+    *theta_sums,
+    *beta_sums,
+    log_partition_definition,
+    *moments,
+    entropy_sum,
+    variance_sum,
+)
 
 #: The entropy and the variance as closed forms in the named sums.
 entropy_of_theta = sp.log(_A[0]) - _A[1] / (theta * _A[0])
@@ -306,56 +360,63 @@ variance_of_beta = _B[2] / _B[0] - (_B[1] / _B[0]) ** 2
 
 _theta_slope = entropy_theta_derivative.expr
 _beta_slope = entropy_beta_derivative.expr
-
-
-def _moments_steps(
-    form: str, moments: list[SumOver], sums: list[SumOver], partition: sp.Expr
-) -> list[Step]:
-    """Σ p_j e_j^r = exp(−ℓ) · (the r-th named sum), and ℓ = log(the 0-th)."""
-    names = ("1 = Σ p_j", "μ = Σ p_j e_j", "m₂ = Σ p_j e_j²")
-    z = sp.sstr(partition)
-    steps: list[Step] = [
-        SumLinearity(moment, [(sp.exp(-log_partition), plain)], f"{name} = exp(−ℓ)·{plain.symbol}")
-        for name, moment, plain in zip(names, moments, sums, strict=True)
-    ]
-    steps += [
-        LogMonotone(sp.exp(log_partition), partition, f"{form}: exp ℓ = {z}, so ℓ <= log {z}"),
-        LogMonotone(partition, sp.exp(log_partition), f"{form}: and log {z} <= ℓ"),
-    ]
-    return steps
+_inverse = sp.Eq(beta, 1 / theta)
 
 
 def temperature_derivative_proof(theta_slope: sp.Expr, beta_slope: sp.Expr) -> list[Step]:
     """The steps of T7 for given derivatives (T7 uses the true ones; tests pass false ones)."""
     d_entropy_theta = sp.Derivative(entropy_of_theta, theta)
     d_entropy_beta = sp.Derivative(entropy_of_beta, beta)
+    same_sums = [sp.Eq(a, b) for a, b in zip(_A, _B, strict=True)]
     return [
-        *_moments_steps("β form", beta_moments, beta_sums, _B[0]),
-        *_moments_steps("θ form", theta_moments, theta_sums, _A[0]),
+        SumOfTerms(
+            beta_sums[0], sp.Integer(0), None, "B₀ > 0: a sum of n >= 1 exponentials", strict=True
+        ),
+        SumOfTerms(theta_sums[0], sp.Integer(0), None, "A₀ > 0 likewise", strict=True),
+        *(
+            SumLinearity(
+                theta_sums[r],
+                [(sp.Integer(1), beta_sums[r])],
+                f"β = 1/θ: A{r}(θ) = B{r}(β)",
+                substitute=(_inverse,),
+            )
+            for r in range(3)
+        ),
+        *(
+            SumLinearity(moment, [(1 / _B[0], plain)], f"{moment.description} = {plain.symbol}/B₀")
+            for moment, plain in zip(moments, beta_sums, strict=True)
+        ),
+        Implied(sp.Eq(weights_total, 1), "so the weights add up to 1"),
         SumLinearity(
             entropy_sum,
-            [(log_partition, beta_moments[0]), (-beta, beta_moments[1])],
-            "−p_j log p_j = ℓ p_j − β p_j e_j, summed: H = ℓ − β μ",
+            [(sp.log(_B[0]), moments[0]), (-beta, moments[1])],
+            "−p_j log p_j = log B₀ · p_j − β p_j e_j, summed: H = log B₀ − β μ",
         ),
         SumLinearity(
             variance_sum,
             [
-                (sp.Integer(1), beta_moments[2]),
-                (-2 * mean_logit, beta_moments[1]),
-                (mean_logit**2, beta_moments[0]),
+                (sp.Integer(1), moments[2]),
+                (-2 * mean_logit, moments[1]),
+                (mean_logit**2, moments[0]),
             ],
             "p_j (e_j − μ)² = p_j e_j² − 2μ p_j e_j + μ² p_j, summed: Var = m₂ − μ²",
         ),
         SumOfTerms(variance_sum, sp.Integer(0), None, "Var: terms p_j (e_j − μ)² >= 0"),
         Implied(sp.Eq(H, entropy_from_log_partition.expr), "β = 1/θ: H = ℓ − μ/θ (θ form)"),
+        Implied(sp.Eq(H, entropy_of_beta), "H = log B₀ − β B₁/B₀"),
+        Identity(
+            entropy_of_theta,
+            entropy_of_beta,
+            "A_r(θ) = B_r(β) and β = 1/θ: the two closed forms agree",
+            substitute=(*same_sums[:2], _inverse),
+        ),
         Implied(sp.Eq(H, entropy_of_theta), "H = log A₀ − A₁/(θ A₀)"),
+        Implied(sp.Eq(variance, variance_of_beta), "Var = B₂/B₀ − (B₁/B₀)²"),
         Implied(sp.Eq(variance, variance_of_theta), "Var = A₂/A₀ − (A₁/A₀)²"),
         SumDerivative(theta_sums[0], theta, [(-1 / theta**2, theta_sums[1])], "A₀' = −A₁/θ²"),
         SumDerivative(theta_sums[1], theta, [(-1 / theta**2, theta_sums[2])], "A₁' = −A₂/θ²"),
         Differentiate(entropy_of_theta, theta, "differentiate log A₀ − A₁/(θ A₀)"),
         Implied(sp.Eq(d_entropy_theta, theta_slope), "substitute A₀', A₁'"),
-        Implied(sp.Eq(H, entropy_of_beta), "H = log B₀ − β B₁/B₀"),
-        Implied(sp.Eq(variance, variance_of_beta), "Var = B₂/B₀ − (B₁/B₀)²"),
         SumDerivative(beta_sums[0], beta, [(1, beta_sums[1])], "B₀' = B₁"),
         SumDerivative(beta_sums[1], beta, [(1, beta_sums[2])], "B₁' = B₂"),
         Differentiate(entropy_of_beta, beta, "differentiate log B₀ − β B₁/B₀"),
@@ -393,10 +454,12 @@ T7 = Claim(
     id="T7",
     title="dH/dθ = Var_p(e)/θ³ >= 0 and dH/dβ = −β Var_p(e) <= 0",
     statement=temperature_derivative_statement(_theta_slope, _beta_slope),
-    assumptions=[sp.Gt(theta, 0), sp.Eq(beta, 1 / theta), sp.Ge(n, 1)],
+    assumptions=[sp.Gt(theta, 0), _inverse, sp.Ge(n, 1)],
     source="derived (why the paper's §3 adaptive temperature, raising β, lowers the entropy)",
     proof=_t7_proof,
     formulas=("entropy_from_log_partition", "entropy_theta_derivative", "entropy_beta_derivative"),
+    definitions=t7_definitions,
+    witness={theta: 1, beta: 1, n: 1, e_j: 0},
 )
 """T7: the entropy of ``softmax_θ(e)`` rises with ``θ`` at rate ``Var_p(e)/θ³``.
 

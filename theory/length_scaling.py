@@ -20,6 +20,7 @@ from softmax_dispersion.theory.formulas import formula
 from softmax_dispersion.theory.kernel import (
     Claim,
     ExpMonotone,
+    Family,
     Identity,
     Implied,
     Limit,
@@ -28,17 +29,19 @@ from softmax_dispersion.theory.kernel import (
     SumOfTerms,
     SumOver,
 )
-from softmax_dispersion.theory.symbols import M, S, delta, e_j, m, n, s
+from softmax_dispersion.theory.symbols import M, delta, e_j, m, n, s
 
 __all__ = ["T10", "length_scaled_gap_bound", "length_scaled_spike_max"]
 
 gap = sp.Symbol("Delta", real=True)
 """The gap Δ between the top logit and every other one."""
-excess = sp.Symbol("q", positive=True)
-"""How far ``sδ`` lies from 1 in the limits (``sδ = 1 ± q``).  Declared positive because
-sympy's ``limit`` relies on it (with ``q`` merely real it answers 0 for ``n^{1+q}/...``);
-the :class:`~softmax_dispersion.theory.kernel.Limit` step checks the declaration
-against the claim's explicit assumption ``q > 0``."""
+excess = sp.Symbol("q", real=True)
+"""How far ``sδ`` lies from 1 in the limits (``sδ = 1 ± q``), with ``q > 0`` an assumption.
+The :class:`~softmax_dispersion.theory.kernel.Limit` step reads that sign from the facts
+(sympy's ``limit`` is only shown a symbol of that sign) and confirms each value by the
+leading terms of ``n^{1±q}/(n^{1±q} + n − 1)``."""
+S = sp.Symbol("S", real=True)
+"""The sum of ``exp(β e_j)`` over the n − 1 other logits."""
 
 length_scaled_spike_max = formula(
     "length_scaled_spike_max",
@@ -56,7 +59,14 @@ length_scaled_gap_bound = formula(
 _beta = s * sp.log(n)
 _spike = sp.exp(_beta * M) / (sp.exp(_beta * M) + (n - 1) * sp.exp(_beta * m))
 _top = sp.exp(_beta * M) / (sp.exp(_beta * M) + S)
-_others = SumOver(S, sp.exp(_beta * e_j), (e_j,), n - 1)
+_trailing = Family(
+    "others",
+    (e_j,),
+    n - 1,
+    (sp.Le(e_j, M - gap),),
+    "the n − 1 logits other than the top one, each at least Δ below it",
+)
+_others = SumOver(S, sp.exp(_beta * e_j), _trailing, "Σ exp(β e_j) over the other logits")
 
 
 def _regime(power: sp.Expr) -> sp.Expr:
@@ -72,6 +82,7 @@ _limits = {
 
 def _t10_proof() -> list[Step]:
     steps: list[Step] = [
+        Implied(sp.Gt(n, 0), "n > 1 > 0: n is a positive base of the powers n^x"),
         Identity(
             _spike,
             length_scaled_spike_max.expr.subs(delta, M - m),
@@ -82,8 +93,13 @@ def _t10_proof() -> list[Step]:
         steps.append(Limit(_regime(power), n, sp.oo, value, f"regime {regime}"))
     steps += [
         LogMonotone(sp.Integer(1), n, "log n > 0 for n > 1", strict=True),
-        ExpMonotone(e_j, M - gap, "each other term <= exp(β(M − Δ))", 1 / _beta),
-        SumOfTerms(_others, sp.Integer(0), sp.exp(_beta * (M - gap)), "sum over the n − 1 others"),
+        SumOfTerms(
+            _others,
+            sp.Integer(0),
+            sp.exp(_beta * (M - gap)),
+            "sum over the n − 1 others",
+            termwise=(ExpMonotone(e_j, M - gap, "each other term <= exp(β(M − Δ))", 1 / _beta),),
+        ),
         Implied(sp.Ge(_top, length_scaled_gap_bound.expr), "divide through by exp(βM)"),
         Implied(T10.statement, "the spike's value, its three limits, and the gap floor"),
     ]
@@ -98,15 +114,12 @@ T10 = Claim(
         *(sp.Eq(sp.Limit(_regime(power), n, sp.oo), value) for power, value in _limits.values()),
         sp.Ge(_top, length_scaled_gap_bound.expr),
     ),
-    assumptions=[
-        sp.Gt(n, 1),
-        sp.Gt(s, 0),
-        sp.Gt(excess, 0, evaluate=False),
-        sp.Le(e_j, M - gap),
-    ],
+    assumptions=[sp.Gt(n, 1), sp.Gt(s, 0), sp.Gt(excess, 0)],
     source="derived (Scalable-Softmax and log-n scaling; the paper's §4 discussion)",
     proof=_t10_proof,
     formulas=("length_scaled_spike_max", "length_scaled_gap_bound"),
+    definitions=(_others,),
+    witness={n: 2, s: 1, excess: 1, M: 0, gap: 0, e_j: 0},
 )
 
 CLAIMS = (T10,)

@@ -89,6 +89,7 @@ from softmax_dispersion.theory.kernel import (
     Claim,
     Differentiate,
     ExpMonotone,
+    Family,
     Identity,
     Implied,
     LogMonotone,
@@ -317,36 +318,62 @@ kappa = 2 * exp_ulps * u
 kappa_log = 2 * log_ulps * u
 """Relative error bound of the log routine, ``2·log_ulps·u``."""
 
-_index = (x_j, eta_j, eps_j)
+#: The n terms of the sum: each a shifted logit x_j in [−Δ, 0] with its errors η_j, ε_j.
+terms = Family(
+    "terms",
+    (x_j, eta_j, eps_j),
+    n,
+    (
+        sp.Le(-Delta, x_j),
+        sp.Le(x_j, 0),
+        sp.Le(-arg_error, eta_j),
+        sp.Le(eta_j, arg_error),
+        sp.Le(-kappa, eps_j),
+        sp.Le(eps_j, kappa),
+    ),
+    "the n terms: x_j in [−Δ, 0], |η_j| <= arg_error, |ε_j| <= κ",
+)
 p_j = sp.exp(x_j) / T
 p_i = sp.exp(x_i) / T
 """The exact coefficient ``p_i = exp(x_i)/T``."""
 
 
-def _sum(symbol: sp.Expr, term: sp.Expr) -> SumOver:
-    return SumOver(symbol, term, _index, n)
+def _sum(symbol: sp.Expr, term: sp.Expr, description: str) -> SumOver:
+    return SumOver(symbol, term, terms, description)
 
 
-def _at(total: SumOver, value: sp.Expr) -> SumOver:
-    """The sum ``total`` (a family in ``τ``) at ``τ = value``: same terms, substituted."""
-    return SumOver(
-        total.symbol.subs(tau, value),
-        total.term.subs(tau, value),
-        total.index,
-        total.count,
-        total.weight,
-    )
-
-
-exact_sum = _sum(T, sp.exp(x_j))
-weights_total = _sum(P, p_j)
-computed_sum = _sum(Y(tau), sp.exp(x_j * (1 + tau * eta_j)) * (1 + tau * eps_j))
-perturbation_mean = _sum(V, p_j * (1 + eps_j) * sp.exp(x_j * eta_j))
-sum_derivative = _sum(Ydot, sp.exp(x_j) * (eps_j + x_j * eta_j))
-first_order_mean = _sum(D, p_j * (eps_j + x_j * eta_j))
-mean_gap_sum = _sum(G, p_j * (-x_j))
-slack_plus = _sum(Q_plus, p_j * (-x_j * arg_error + kappa - eps_j - x_j * eta_j))
-slack_minus = _sum(Q_minus, p_j * (-x_j * arg_error + kappa + eps_j + x_j * eta_j))
+exact_sum = _sum(T, sp.exp(x_j), "T = Σ_j exp(x_j), the exact sum")
+weights_total = _sum(P, p_j, "Σ_j p_j")
+computed_sum = _sum(
+    Y(tau),
+    sp.exp(x_j * (1 + tau * eta_j)) * (1 + tau * eps_j),
+    "Y(τ) = Σ_j exp(x_j(1 + τη_j))(1 + τε_j), the computed sum with errors scaled by τ",
+)
+perturbation_mean = _sum(
+    V, p_j * (1 + eps_j) * sp.exp(x_j * eta_j), "V = Σ_j p_j(1+ε_j)exp(x_j η_j)"
+)
+sum_derivative = _sum(
+    Ydot, sp.exp(x_j) * (eps_j + x_j * eta_j), "Y'(0) = Σ_j exp(x_j)(ε_j + x_j η_j)"
+)
+first_order_mean = _sum(D, p_j * (eps_j + x_j * eta_j), "D = Σ_j p_j(ε_j + x_j η_j)")
+mean_gap_sum = _sum(G, p_j * (-x_j), "G = Σ_j p_j |x_j|, the mean gap")
+slack_plus = _sum(
+    Q_plus, p_j * (-x_j * arg_error + kappa - eps_j - x_j * eta_j), "Q₊, a sum of slacks >= 0"
+)
+slack_minus = _sum(
+    Q_minus, p_j * (-x_j * arg_error + kappa + eps_j + x_j * eta_j), "Q₋, a sum of slacks >= 0"
+)
+t12_definitions = (
+    exact_sum,
+    weights_total,
+    computed_sum,
+    perturbation_mean,
+    sum_derivative,
+    first_order_mean,
+    mean_gap_sum,
+    slack_plus,
+    slack_minus,
+)
 
 
 def computed_softmax(scale: sp.Expr) -> sp.Expr:
@@ -398,18 +425,12 @@ not vary with it themselves, and the first-order term is the partial derivative 
 
 _assumptions: list[sp.Basic] = [
     sp.Ge(n, 1),
-    sp.Le(-Delta, x_j),
-    sp.Le(x_j, 0),
     sp.Le(x_i, 0),
-    sp.Le(-arg_error, eta_j),
-    sp.Le(eta_j, arg_error),
     sp.Le(-arg_error, eta_i),
     sp.Le(eta_i, arg_error),
     sp.Ge(u, 0),
     sp.Ge(exp_ulps, 0),
     sp.Lt(kappa, 1),
-    sp.Le(-kappa, eps_j),
-    sp.Le(eps_j, kappa),
     sp.Le(-kappa, eps_i),
     sp.Le(eps_i, kappa),
     sp.Lt(gamma, 1),
@@ -456,29 +477,38 @@ _log_bounded = two_sided(log_softmax_first_order, log_softmax_bound)
 def _t12_proof() -> list[Step]:
     product = T * V * (1 + sigma)
     return [
-        ExpMonotone(-Delta, x_j, "exp is increasing: each exact term exceeds exp(−Δ)"),
-        SumOfTerms(exact_sum, sp.exp(-Delta), None, "T = Σ exp(x_j) >= n·exp(−Δ)"),
+        SumOfTerms(
+            exact_sum,
+            sp.exp(-Delta),
+            None,
+            "T = Σ exp(x_j) >= n·exp(−Δ)",
+            termwise=(
+                ExpMonotone(-Delta, x_j, "exp is increasing: each exact term exceeds exp(−Δ)"),
+            ),
+        ),
         Implied(sp.Gt(T, 0), "so T > 0 and p_j = exp(x_j)/T is defined"),
         SumLinearity(weights_total, [(1 / T, exact_sum)], "the weights add up to 1"),
-        ExpMonotone(
-            -Delta * (1 + arg_error),
-            x_j * (1 + eta_j),
-            "exp is increasing: exp(x̂_j) >= exp(−Δ(1+a))",
-        ),
         SumOfTerms(
-            _at(computed_sum, 1),
+            computed_sum.at(1),
             sp.exp(-Delta * (1 + arg_error)) * (1 - kappa),
             None,
             "each y_j >= exp(−Δ(1+a))(1−κ) > 0: sum the termwise bound",
+            termwise=(
+                ExpMonotone(
+                    -Delta * (1 + arg_error),
+                    x_j * (1 + eta_j),
+                    "exp is increasing: exp(x̂_j) >= exp(−Δ(1+a))",
+                ),
+            ),
         ),
         Implied(sp.Gt(Y(1), 0), "so the computed sum is positive"),
         SumLinearity(
-            _at(computed_sum, 1),
+            computed_sum.at(1),
             [(T, perturbation_mean)],
             "generic term: y_j = T·p_j(1+ε_j)exp(x_j η_j), so Σ y_j = T·V",
         ),
         Implied(_ratio_identity, "exact identity for p̂_i/p_i (field arithmetic)"),
-        SumLinearity(_at(computed_sum, 0), [(sp.Integer(1), exact_sum)], "without errors Y(0) = T"),
+        SumLinearity(computed_sum.at(0), [(sp.Integer(1), exact_sum)], "without errors Y(0) = T"),
         SumDerivative(
             computed_sum,
             tau,
@@ -523,7 +553,6 @@ def _t12_proof() -> list[Step]:
             sp.log(product),
             sp.log(T) + sp.log(V) + sp.log(1 + sigma),
             "log of a product of positive factors",
-            exponentiate=True,
         ),
         Implied(_log_identity, "exact identity for the log-softmax error"),
         Differentiate(
@@ -571,6 +600,17 @@ T12 = Claim(
         "gamma_recursive",
         "gamma_pairwise",
     ),
+    definitions=t12_definitions,
+    # exact arithmetic (every error 0) on one term x_j = 0: T = 1, log T = 0
+    witness={
+        symbol: 0
+        for symbol in sorted(
+            {s for a in _assumptions for s in a.free_symbols} | {x_j, eta_j, eps_j, Delta},
+            key=str,
+        )
+        if symbol not in (T, n)
+    }
+    | {n: 1},
 )
 
 CLAIMS = (T12,)

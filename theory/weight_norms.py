@@ -17,8 +17,9 @@ for the query and for two keys —
 * Cauchy–Schwarz, ``|(Qy)ᵀ(Kx_i)| <= ‖Qy‖ ‖Kx_i‖`` (written as two inequalities);
 * the operator norm, ``‖Qy‖ <= σ_max(Q) ‖y‖`` and ``‖Kx_i‖ <= σ_max(K) ‖x_i‖``.
 
-The keys ``i`` and ``j`` are where the largest and the smallest logit are attained (the
-set is finite), so ``δ = e_i − e_j``; every fact used about them holds for every key.
+The keys ``i`` and ``j`` are where the largest and the smallest logit, ``e_max`` and
+``e_min``, are attained (the set is finite), so ``δ = e_max − e_min``; every fact used
+about them holds for every key.
 """
 
 from __future__ import annotations
@@ -52,9 +53,9 @@ logit_spread_bound = formula(
 #: The bound B on every logit's magnitude; the spread bound is 2B.
 logit_bound = sigma_q * sigma_k * y_norm * x_radius / scale
 
-e_i = sp.Symbol("e_i", real=True)
-"""The largest logit (attained at key i)."""
-e_j = sp.Symbol("e_j", real=True)
+e_max = sp.Symbol("e_max", real=True)
+"""The largest logit (attained at key i): a free symbol of T8, not a summation index."""
+e_min = sp.Symbol("e_min", real=True)
 """The smallest logit (attained at key j)."""
 query_norm = sp.Symbol("norm_Qy", real=True)
 """‖Qy‖."""
@@ -94,10 +95,13 @@ _assumptions = [
     sp.Ge(y_norm, 0),
     sp.Ge(query_norm, 0),
     sp.Le(query_norm, sigma_q * y_norm),  # operator norm of Q
-    *_key_assumptions(e_i, dot_i, key_norm_i, x_norm_i),
-    *_key_assumptions(e_j, dot_j, key_norm_j, x_norm_j),
-    sp.Eq(delta, e_i - e_j),  # i attains the largest logit, j the smallest
+    *_key_assumptions(e_max, dot_i, key_norm_i, x_norm_i),
+    *_key_assumptions(e_min, dot_j, key_norm_j, x_norm_j),
+    sp.Eq(delta, e_max - e_min),  # i attains the largest logit, j the smallest
 ]
+#: Every norm, dot product and logit 0 at the scale 1: T8's assumptions all hold there.
+_free = sorted({symbol for a in _assumptions for symbol in a.free_symbols}, key=str)
+witness = {symbol: 0 for symbol in _free} | {scale: 1}
 
 
 def _logit_steps(logit: sp.Symbol, name: str, key_norm: sp.Symbol) -> list[Step]:
@@ -119,10 +123,10 @@ def _logit_steps(logit: sp.Symbol, name: str, key_norm: sp.Symbol) -> list[Step]
 
 def _t8_proof() -> list[Step]:
     return [
-        *_logit_steps(e_i, "i", key_norm_i),
-        *_logit_steps(e_j, "j", key_norm_j),
-        Implied(sp.Le(e_i - e_j, 2 * logit_bound), "any two logits differ by at most 2B"),
-        Implied(T8.statement, "δ = e_i − e_j for the largest and smallest logit"),
+        *_logit_steps(e_max, "i", key_norm_i),
+        *_logit_steps(e_min, "j", key_norm_j),
+        Implied(sp.Le(e_max - e_min, 2 * logit_bound), "any two logits differ by at most 2B"),
+        Implied(T8.statement, "δ = e_max − e_min for the largest and smallest logit"),
     ]
 
 
@@ -137,6 +141,7 @@ T8 = Claim(
     ),
     proof=_t8_proof,
     formulas=("logit_spread_bound",),
+    witness=witness,
 )
 
 CLAIMS = (T8,)

@@ -1,0 +1,297 @@
+"""The vacuity check: a claim's assumptions hold together at an explicit witness.
+
+A claim whose assumptions contradict each other proves anything, so the kernel asks
+every claim for a *witness*: exact values of its free symbols (and of each family's
+index symbols: every member is given that value), and ``Lambda`` functions for its free
+functions.  The defined symbols take the values their definitions give there (a sum of
+``count`` equal terms, an abbreviation, the isolated root), every family's count must
+be a natural number, every family's domain must hold, and so must every assumption.
+
+Truth at the witness is decided exactly: a difference that ``cancel`` reduces to zero
+is zero; otherwise its sign comes from interval arithmetic (mpmath's interval context,
+outward rounding, at rising precision) and only an interval that excludes zero decides.
+An assumption that still mentions a natural-number symbol must hold for every natural
+value: z3 must prove it for every real value ``>= 0``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import sympy as sp
+from mpmath.ctx_iv import MPIntervalContext
+from sympy.core.function import AppliedUndef, UndefinedFunction
+
+from softmax_dispersion.theory._core import ProofError, require
+from softmax_dispersion.theory._exponentials import exp_to_rational
+from softmax_dispersion.theory._expressions import ExpressionError, validate
+from softmax_dispersion.theory.definitions import Definitions, Let, RealRoot, SumOver
+
+__all__ = ["VacuityError", "check_witness"]
+
+_PRECISIONS = (64, 256, 1024)
+
+
+class VacuityError(ValueError):
+    """The witness does not show the assumptions satisfiable."""
+
+
+class _Undecided(Exception):
+    pass
+
+
+def _interval(expr: sp.Basic, iv: Any, roots: Mapping[sp.Symbol, RealRoot]) -> Any:
+    """An interval that contains the value of the closed expression ``expr``."""
+    if isinstance(expr, sp.Rational):
+        return iv.mpf(int(expr.p)) / iv.mpf(int(expr.q))
+    if expr is sp.pi:
+        return iv.pi
+    if expr is sp.E:
+        return iv.e
+    if isinstance(expr, sp.Symbol) and expr in roots:
+        return _root_interval(roots[expr], iv)
+    args = [_interval(a, iv, roots) for a in expr.args] if not expr.is_Atom else []
+    if isinstance(expr, sp.Add):
+        total = args[0]
+        for a in args[1:]:
+            total = total + a
+        return total
+    if isinstance(expr, sp.Mul):
+        product = args[0]
+        for a in args[1:]:
+            product = product * a
+        return product
+    if isinstance(expr, sp.Pow):
+        base, exponent = args
+        if expr.exp.is_Integer:
+            k = int(expr.exp)
+            if k < 0 and base.a <= 0 <= base.b:
+                raise _Undecided("a denominator's interval contains 0")
+            return base**k
+        if base.a <= 0:
+            raise _Undecided("a fractional power of a base not known to be positive")
+        return iv.exp(exponent * iv.log(base))
+    if isinstance(expr, sp.exp):
+        return iv.exp(args[0])
+    if isinstance(expr, sp.log):
+        if args[0].a <= 0:
+            raise _Undecided("a logarithm of a number not known to be positive")
+        return iv.log(args[0])
+    if isinstance(expr, sp.Abs):
+        a = args[0]
+        if a.a >= 0:
+            return a
+        if a.b <= 0:
+            return -a
+        return iv.mpf([0, max(-a.a, a.b)])
+    if isinstance(expr, (sp.Max, sp.Min)):
+        pick = max if isinstance(expr, sp.Max) else min
+        return iv.mpf([pick(a.a for a in args), pick(a.b for a in args)])
+    if isinstance(expr, sp.Piecewise):
+        for value, condition in expr.args:
+            if _truth(condition, roots):
+                return _interval(value, iv, roots)
+        raise _Undecided("no branch of a piecewise expression applies")
+    raise _Undecided(f"cannot evaluate {sp.sstr(expr)}")
+
+
+def _root_interval(root: RealRoot, iv: Any) -> Any:
+    """The root's isolating interval, narrowed by exact root counting to ~2^-prec."""
+    poly = sp.Poly(root.polynomial, root.var, domain="QQ")
+    lo, hi = sp.Rational(root.lower), sp.Rational(root.upper)
+    width = sp.Rational(1, 2 ** (iv.prec + 4))
+    while hi - lo > width:
+        mid = (lo + hi) / 2
+        if poly.eval(mid) == 0:
+            lo = hi = mid
+            break
+        if poly.count_roots(lo, mid) == 1:
+            hi = mid
+        else:
+            lo = mid
+    lo_iv = iv.mpf(int(lo.p)) / iv.mpf(int(lo.q))
+    hi_iv = iv.mpf(int(hi.p)) / iv.mpf(int(hi.q))
+    return iv.mpf([lo_iv.a, hi_iv.b])
+
+
+def _is_zero(difference: sp.Expr, roots: Mapping[sp.Symbol, RealRoot]) -> bool:
+    """``cancel`` reduces the closed difference to zero (the roots held as symbols)."""
+    rational, _ = exp_to_rational(difference, positive=lambda b: bool(b.is_Rational and b > 0))
+    try:
+        return sp.cancel(sp.together(rational)) == 0
+    except (sp.PolynomialError, TypeError):
+        return False
+
+
+def _sign(difference: sp.Expr, roots: Mapping[sp.Symbol, RealRoot]) -> int:
+    """The sign of a closed real number, or :class:`_Undecided`."""
+    if _is_zero(difference, roots):
+        return 0
+    for prec in _PRECISIONS:
+        iv = MPIntervalContext()
+        iv.prec = prec
+        try:
+            value = _interval(difference, iv, roots)
+        except _Undecided:
+            continue
+        if value.a > 0:
+            return 1
+        if value.b < 0:
+            return -1
+    raise _Undecided(f"cannot decide the sign of {sp.sstr(difference)}")
+
+
+def _truth(formula: sp.Basic, roots: Mapping[sp.Symbol, RealRoot]) -> bool:
+    """Whether a closed formula holds (exact zero test, then certified intervals)."""
+    if formula is sp.true:
+        return True
+    if formula is sp.false:
+        return False
+    if isinstance(formula, sp.And):
+        return all(_truth(a, roots) for a in formula.args)
+    if isinstance(formula, sp.Or):
+        return any(_truth(a, roots) for a in formula.args)
+    if isinstance(formula, sp.Not):
+        return not _truth(formula.args[0], roots)
+    if isinstance(formula, sp.Implies):
+        return (not _truth(formula.args[0], roots)) or _truth(formula.args[1], roots)
+    if isinstance(formula, sp.Equivalent):
+        values = {_truth(a, roots) for a in formula.args}
+        return len(values) == 1
+    compare: dict[type, Callable[[int], bool]] = {
+        sp.Equality: lambda s: s == 0,
+        sp.Unequality: lambda s: s != 0,
+        sp.StrictLessThan: lambda s: s < 0,
+        sp.LessThan: lambda s: s <= 0,
+        sp.StrictGreaterThan: lambda s: s > 0,
+        sp.GreaterThan: lambda s: s >= 0,
+    }
+    for kind, verdict in compare.items():
+        if type(formula) is kind:
+            return verdict(_sign(formula.lhs - formula.rhs, roots))
+    raise _Undecided(f"cannot evaluate {sp.sstr(formula)}")
+
+
+def _apply_functions(expr: sp.Basic, functions: Mapping[type, sp.Lambda]) -> sp.Basic:
+    for function, body in functions.items():
+        expr = expr.replace(function, lambda *args, body=body: body(*args))
+    return expr
+
+
+def check_witness(
+    definitions: Definitions,
+    assumptions: Sequence[sp.Basic],
+    witness: Mapping[Any, Any] | None,
+    naturals: Sequence[sp.Symbol] = (),
+) -> str:
+    """Decide that ``assumptions`` (and every family's domain) hold at ``witness``.
+
+    Returns a short detail; raises :class:`VacuityError` naming what fails.
+    """
+    if witness is None:
+        raise VacuityError(
+            "the claim gives no witness: values of its free symbols at which every assumption holds"
+        )
+    values: dict[sp.Basic, sp.Expr] = {}
+    functions: dict[type, sp.Lambda] = {}
+    for key, value in witness.items():
+        where = f"the witness value of {key}"
+        try:
+            if isinstance(key, UndefinedFunction):
+                if not isinstance(value, sp.Lambda):
+                    raise VacuityError(f"{where} must be a sympy Lambda")
+                validate(value.expr, where)
+                functions[key] = value
+            elif isinstance(key, sp.Symbol):
+                value = validate(sp.sympify(value), where)
+                if value.free_symbols:
+                    raise VacuityError(f"{where} must be a number, not {value}")
+                values[key] = value
+            else:
+                raise VacuityError(f"{key!r} is neither a symbol nor a function")
+        except ExpressionError as error:
+            raise VacuityError(str(error)) from None
+    natural_set = set(naturals)
+    clash = natural_set & set(values)
+    if clash:
+        raise VacuityError(
+            f"{sorted(map(str, clash))} range over every natural number: give them no value"
+        )
+    roots: dict[sp.Symbol, RealRoot] = {}
+
+    def value_at(expr: sp.Basic) -> sp.Basic:
+        substituted = _apply_functions(sp.sympify(expr).xreplace(values), functions)
+        return substituted.doit() if substituted.has(sp.Derivative, sp.Subs) else substituted
+
+    def at(formula: sp.Basic) -> sp.Basic:
+        # Relations are rebuilt unevaluated: sympy never settles one numerically here.
+        if isinstance(formula, sp.core.relational.Relational):
+            return type(formula)(value_at(formula.lhs), value_at(formula.rhs), evaluate=False)
+        if isinstance(formula, (sp.And, sp.Or, sp.Not, sp.Implies, sp.Equivalent)):
+            return type(formula)(*(at(a) for a in formula.args), evaluate=False)
+        return value_at(formula)
+
+    for family in definitions.families.values():
+        missing = [s for s in family.index if s not in values]
+        if missing:
+            raise VacuityError(
+                f"the witness gives no value to {missing[0]} (family {family.name!r})"
+            )
+    for definition in definitions.items:
+        if isinstance(definition, SumOver):
+            family = definition.family
+            count = value_at(family.count)
+            if not (count.is_Integer and count >= 0):
+                raise VacuityError(
+                    f"the count {sp.sstr(family.count)} of {family.name!r} is {sp.sstr(count)} at "
+                    "the witness, not a natural number"
+                )
+            for relation in family.domain:
+                _require_true(at(relation), roots, f"the domain of {family.name!r}: {relation}")
+            if definition.var is None:
+                values[definition.symbol] = count * value_at(definition.term)
+            else:
+                var = definition.var
+                body = count * _apply_functions(
+                    definition.term.xreplace({k: v for k, v in values.items() if k != var}),
+                    functions,
+                )
+                functions[type(definition.symbol)] = sp.Lambda(var, body)
+        elif isinstance(definition, Let):
+            values[definition.symbol] = value_at(definition.expression)
+        elif isinstance(definition, RealRoot):
+            placeholder = sp.Dummy(str(definition.symbol), real=True)
+            roots[placeholder] = definition
+            values[definition.symbol] = placeholder
+    for assumption in assumptions:
+        closed = at(assumption)
+        free = closed.free_symbols - set(roots)
+        if free & natural_set and not (free - natural_set):
+            facts = [sp.Ge(s, 0, evaluate=False) for s in free & natural_set]
+            try:
+                require(
+                    facts, closed, f"the assumption {sp.sstr(assumption)} for every natural value"
+                )
+            except ProofError as error:
+                raise VacuityError(str(error)) from None
+            continue
+        if free:
+            raise VacuityError(
+                f"the witness gives no value to {sorted(map(str, free))[0]} "
+                f"(in the assumption {sp.sstr(assumption)})"
+            )
+        if closed.atoms(AppliedUndef):
+            raise VacuityError(f"the witness gives no function for {sp.sstr(closed)}")
+        _require_true(closed, roots, f"the assumption {sp.sstr(assumption)}")
+    given = ", ".join(f"{k} = {sp.sstr(v)}" for k, v in witness.items() if isinstance(k, sp.Symbol))
+    return f"every assumption holds at the witness {given or '(no free symbols)'}"
+
+
+def _require_true(formula: sp.Basic, roots: Mapping[sp.Symbol, RealRoot], what: str) -> None:
+    try:
+        holds = _truth(formula, roots)
+    except _Undecided as error:
+        raise VacuityError(f"{what}: undecided at the witness ({error})") from None
+    if not holds:
+        raise VacuityError(f"{what} fails at the witness")
