@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import sympy as sp
 
-from softmax_dispersion.theory._z3 import prove_with_z3
+from softmax_dispersion.theory import _z3
 from softmax_dispersion.theory.definitions import Definitions, Family
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class StepResult:
 
 def require(facts: Sequence[sp.Basic], goal: sp.Basic, what: str) -> str:
     """Prove ``facts ⇒ goal`` with z3 or raise :class:`ProofError` naming ``what``."""
-    verdict, detail = prove_with_z3(list(facts), goal, Z3_TIMEOUT_MS)
+    verdict, detail = _z3.prove_with_z3(list(facts), goal, Z3_TIMEOUT_MS)
     if verdict != "proved":
         raise ProofError(f"{what} ({sp.sstr(goal)}) is not implied: {detail}")
     return detail

@@ -14,7 +14,7 @@ from sympy.core.function import AppliedUndef
 from softmax_dispersion.theory._core import ProofError, require
 from softmax_dispersion.theory._exponentials import exp_to_rational
 from softmax_dispersion.theory._expressions import denominators, power_bases
-from softmax_dispersion.theory._z3 import prove_with_z3
+from softmax_dispersion.theory import _z3
 
 __all__ = ["decide_identity", "leading_term_limit", "proved", "sign_assumptions"]
 
@@ -24,7 +24,7 @@ _SHORT_MS = 5_000
 def proved(facts: Sequence[sp.Basic], goal: sp.Basic, timeout_ms: int = _SHORT_MS) -> bool:
     """Whether z3 proves ``facts ⇒ goal`` (a question, not a step: no error)."""
     try:
-        return prove_with_z3(list(facts), goal, timeout_ms)[0] == "proved"
+        return _z3.prove_with_z3(list(facts), goal, timeout_ms)[0] == "proved"
     except Exception:  # an untranslatable goal is simply not proved
         return False
 

@@ -242,6 +242,14 @@ def _sympy_classes() -> dict[str, Any]:
 
 
 _CLASSES = _sympy_classes()
+_RELATIONS = (
+    "Equality",
+    "Unequality",
+    "StrictLessThan",
+    "LessThan",
+    "StrictGreaterThan",
+    "GreaterThan",
+)
 _NAMES: dict[str, sp.Basic] = {
     "oo": sp.oo,
     "zoo": sp.zoo,
@@ -321,11 +329,13 @@ def _build(node: ast.AST, functions: Mapping[str, Mapping[str, bool]]) -> Any:
         return _CLASSES[name](*args)
     if kwargs:
         raise CertificateFormatError(f"{name} takes no keywords here")
+    if name in _RELATIONS:  # kept as written: never settled by sympy on reading
+        return _CLASSES[name](*args, evaluate=False)
     return _CLASSES[name](*args)
 
 
 def read_expression(text: object, functions: Mapping[str, Mapping[str, bool]]) -> sp.Basic:
-    """The sympy object an ``srepr`` describes, built unevaluated from known classes only.
+    """The sympy object an ``srepr`` describes, built from known classes only.
 
     Raises
     ------
@@ -351,12 +361,16 @@ def read_expression(text: object, functions: Mapping[str, Mapping[str, bool]]) -
     except (SyntaxError, ValueError, RecursionError) as error:
         raise CertificateFormatError(f"not an srepr: {error}") from None
     try:
-        with sp.evaluate(False):
-            built = _build(tree.body, functions)
+        built = _build(tree.body, functions)
     except CertificateFormatError:
         raise
     except (TypeError, ValueError, AttributeError, RecursionError) as error:
         raise CertificateFormatError(f"cannot rebuild {text[:80]!r}: {error}") from None
     if not isinstance(built, sp.Basic):
         raise CertificateFormatError(f"{text[:80]!r} is not a sympy object")
+    # Each node is rebuilt from its arguments as sympy builds it; a node that sympy
+    # would have written otherwise (an unevaluated sum, a relation settled on reading)
+    # does not read back as written, and is refused rather than silently changed.
+    if sp.srepr(built) != text:
+        raise CertificateFormatError(f"{text[:80]!r} does not read back as written")
     return built

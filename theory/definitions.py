@@ -389,6 +389,10 @@ class Definitions:
     @staticmethod
     def _check_symbol(definition: Definition) -> None:
         symbol = definition.symbol
+        if isinstance(definition, SumOver) and type(definition.family) is not Family:
+            raise DefinitionError(
+                f"the sum {sp.sstr(symbol)} ranges over {definition.family!r}, not a Family"
+            )
         if isinstance(definition, SumOver) and isinstance(symbol, AppliedUndef):
             var = definition.var
             if var is None or not is_real_symbol(var):
@@ -399,8 +403,14 @@ class Definitions:
                 validate(symbol, "a sum's name")
             except ExpressionError as error:
                 raise DefinitionError(str(error)) from None
-            if var in definition.family.index:
+            family = definition.family
+            if var in family.index:
                 raise DefinitionError(f"{var}, the variable of {symbol}, is a summation index")
+            if var in sp.Tuple(family.count, *family.domain).free_symbols:
+                raise DefinitionError(
+                    f"the family of {symbol} depends on {var}: the same members must be "
+                    f"summed at every {var}"
+                )
             return
         if not isinstance(symbol, sp.Symbol):
             raise DefinitionError(

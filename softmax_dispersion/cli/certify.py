@@ -8,7 +8,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from softmax_dispersion.cli._usage import (
     EXIT_FAILED,
@@ -18,19 +18,17 @@ from softmax_dispersion.cli._usage import (
     read_sizes,
     usage_error,
 )
-from softmax_dispersion.numerics.checks import (
-    DispersionCheck,
-    DispersionSizeCheck,
-    LengthScalingReport,
-    check_dispersion,
-    check_dispersion_size,
-    enclosure_dict,
-    length_scaling_regimes,
-)
 from softmax_dispersion.numerics.evaluate import DEFAULT_MAX_PRECISION, Enclosure, PrecisionError
 from softmax_dispersion.numerics.families import FAMILIES
 from softmax_dispersion.numerics.rounding import float_format, round_enclosure
 from softmax_dispersion.theory.formulas import exact_value
+
+if TYPE_CHECKING:  # the checks load the theory's claims: only when certify runs
+    from softmax_dispersion.numerics.checks import (
+        DispersionCheck,
+        DispersionSizeCheck,
+        LengthScalingReport,
+    )
 
 __all__ = ["CertifyReport", "add_parser", "certify", "run"]
 
@@ -47,6 +45,8 @@ class SizeResult:
         return self.check.verdict in ("holds", "attained")
 
     def to_dict(self) -> dict[str, Any]:
+        from softmax_dispersion.numerics.checks import enclosure_dict
+
         check = self.check
         t1_upper, t1_lower = check.bound("T1 upper"), check.bound("T1 lower")
         p_max, p_min = enclosure_dict(check.p_max), enclosure_dict(check.p_min)
@@ -136,6 +136,12 @@ def certify(
     ValueError
         For an unknown family, a parameter the family does not take, or bad values.
     """
+    from softmax_dispersion.numerics.checks import (
+        check_dispersion,
+        check_dispersion_size,
+        length_scaling_regimes,
+    )
+
     if family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}; known families: {', '.join(FAMILIES)}")
     chosen = FAMILIES[family]
@@ -172,6 +178,8 @@ def certify(
 
 
 def _short(enclosure: Enclosure, digits: int = 10) -> str:
+    from softmax_dispersion.numerics.checks import enclosure_dict
+
     ends = enclosure_dict(enclosure, digits)
     return f"[{ends['lower']}, {ends['upper']}]"
 

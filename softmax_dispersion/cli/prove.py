@@ -40,7 +40,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--certificate",
         type=Path,
         metavar="FILE",
-        help="also write a JSON certificate (claims, steps, methods, tool versions)",
+        help=(
+            "also write a JSON certificate: every claim (and every claim it cites) with its "
+            "definitions, witness, every step's rule and inputs, hashes and tool versions; "
+            "re-decide it with 'softmax-dispersion recheck FILE'"
+        ),
     )
     parser.add_argument(
         "--at",
@@ -155,7 +159,8 @@ def run(args: argparse.Namespace) -> int:
             print("note: --at gave no formula of these claims all of its parameters")
     if args.certificate is not None:
         try:
-            args.certificate.write_text(json.dumps(build_certificate(results), indent=2) + "\n")
+            certificate = build_certificate(results, cache)
+            args.certificate.write_text(json.dumps(certificate, indent=1) + "\n")
         except OSError as error:
             raise UsageError(f"--certificate: cannot write {args.certificate}: {error}") from None
         if not args.json:

@@ -113,6 +113,6 @@ def test_a_violated_bound_exits_1(
     def with_wrong_bound(*args, **kwargs):  # type: ignore[no-untyped-def]
         return original(*args, **{**kwargs, "bounds": wrong})
 
-    monkeypatch.setattr("softmax_dispersion.cli.certify.check_dispersion", with_wrong_bound)
+    monkeypatch.setattr(checks, "check_dispersion", with_wrong_bound)
     assert main(["certify", "--family", "spike", "--n", "16", "--delta", "5"]) == 1
     assert "violated" in capsys.readouterr().out

@@ -35,7 +35,26 @@ def test_certificate_records_methods_and_versions(tmp_path: Path) -> None:
     certificate = json.loads(target.read_text())
     assert certificate["verified"] is True
     assert {"sympy", "z3-solver", "python"} <= set(certificate["tools"])
-    assert certificate["claims"][0]["steps"][0]["method"]
+    # the cited claim comes first, with its content hash, which T4's content names
+    t1, t4 = certificate["claims"]
+    assert (t1["id"], t4["id"]) == ("T1", "T4")
+    assert t4["content"]["cites"] == [t1["hash"]]
+    step = t1["steps"][2]
+    assert step["rule"] == "SumOfTerms" and step["method"] and step["conclusion"]
+    assert step["substeps"][0]["rule"] == "ExpMonotone"
+    recorded = t1["content"]["steps"][2]
+    assert recorded["rule"] == "SumOfTerms"
+    assert set(recorded["inputs"]) == {
+        "total",
+        "lower",
+        "upper",
+        "description",
+        "termwise",
+        "strict",
+    }
+    assert t1["content"]["symbols"]["theta"] == {**t1["content"]["symbols"]["theta"], "real": True}
+    assert [d["kind"] for d in t1["content"]["definitions"]] == ["SumOver"]
+    assert t1["content"]["families"][0]["domain"]
 
 
 def test_at_evaluates_formulas_exactly(capsys: pytest.CaptureFixture[str]) -> None:
@@ -68,9 +87,9 @@ def test_bad_input_is_one_line_and_exit_2(
 
 
 def test_failing_claim_exits_1(monkeypatch: pytest.MonkeyPatch) -> None:
-    from softmax_dispersion.theory import dispersion, kernel
+    from softmax_dispersion.theory import _z3, dispersion
 
-    monkeypatch.setattr(kernel, "prove_with_z3", lambda *args: ("unknown", "forced"))
+    monkeypatch.setattr(_z3, "prove_with_z3", lambda *args: ("unknown", "forced"))
     assert main(["prove", "T2", "--json"]) == 1
     assert dispersion.T2.check().verified is False
 

@@ -12,8 +12,8 @@ from softmax_dispersion.theory.adaptive_temperature import COEFFICIENTS, adaptiv
 from softmax_dispersion.theory.dispersion import T1, T2, T3, coefficient
 from softmax_dispersion.theory.dispersion_size import T4, T5
 from softmax_dispersion.theory.kernel import Limit
-from softmax_dispersion.theory.length_scaling import T10, gap
-from softmax_dispersion.theory.symbols import H, M, S, c, delta, e_k, eps, m, n, s, theta
+from softmax_dispersion.theory.length_scaling import S, T10, gap
+from softmax_dispersion.theory.symbols import H, M, c, delta, e_k, eps, m, n, s, theta
 
 from .conftest import with_statement
 
@@ -72,7 +72,8 @@ FALSE_SIBLINGS = {
 def test_false_sibling_is_rejected(name: str) -> None:
     result = FALSE_SIBLINGS[name].check()
     assert not result.verified
-    assert any(not step.verified for step in result.steps)
+    # a step fails, or (a wrong polynomial) a definition's root is not where it says
+    assert any(not step.verified for step in result.steps) or "root" in result.problem
 
 
 def test_t3_with_the_wrong_constant_is_rejected() -> None:

@@ -27,7 +27,6 @@ from softmax_dispersion.theory.composition import (
     Linear,
     Lipschitz,
     Residual,
-    SqrtMonotone,
     attention_radius,
     attention_spread,
     layer_bounds,
@@ -43,6 +42,7 @@ from softmax_dispersion.theory.kernel import (
     ClaimResult,
     ConvexCombination,
     Implied,
+    Induction,
     Step,
 )
 from softmax_dispersion.theory.symbols import delta, eps, theta
@@ -55,7 +55,9 @@ from softmax_dispersion.theory.weight_norms import T8, logit_spread_bound, x_rad
 
 @pytest.fixture(scope="module")
 def t8_cache() -> dict[str, ClaimResult]:
-    return {"T8": T8.check()}
+    cache: dict[str, ClaimResult] = {}
+    T8.check(cache)
+    return cache
 
 
 def test_t9_verifies_quickly() -> None:
@@ -69,19 +71,19 @@ def test_t9_verifies_quickly() -> None:
 
 
 def test_t9_cites_t8_under_its_hypotheses() -> None:
-    # Citing T8 adds its statement as a fact; that is sound because T9 assumes all of
-    # T8's hypotheses on the same symbols.
+    # Citing T8 gives its statement where its assumptions hold: T9 assumes all of them.
     assert T9.cites == (T8,)
     assert set(T8.assumptions) <= set(T9.assumptions)
 
 
-def test_t9_uses_the_convex_combination_and_sqrt_rules() -> None:
+def test_t9_uses_the_convex_combination_and_induction_rules() -> None:
     kinds = {type(step) for step in T9.proof()}
-    assert {ConvexCombination, SqrtMonotone, Implied} <= kinds
+    assert {ConvexCombination, Induction, Implied} <= kinds
+    assert T9.naturals == (composition.layer,)
 
 
 def test_t9_states_every_exported_rule() -> None:
-    parts = set(T9.statement.args)
+    parts = set(T9.statement.args) - {composition._bounded_inputs, composition._bounded_spread}
     for rule in (
         linear_radius,
         lipschitz_radius,
@@ -121,15 +123,7 @@ def _sibling(statement: sp.Basic) -> Claim:
     def proof() -> list[Step]:
         return [*T9.proof()[:-1], Implied(statement, "the false sibling's conclusion")]
 
-    return Claim(
-        id="T9-false",
-        title="a false sibling of T9",
-        statement=statement,
-        assumptions=T9.assumptions,
-        source="test",
-        proof=proof,
-        cites=(T8,),
-    )
+    return dataclasses.replace(T9, id="T9-false", statement=statement, proof=proof)
 
 
 r, sigma, bias_norm = composition.r, composition.sigma, composition.bias_norm
@@ -164,25 +158,56 @@ def test_false_rules_are_rejected(wrong: sp.Basic, t8_cache: dict[str, ClaimResu
 
 
 def test_convex_combination_needs_weights_adding_to_one() -> None:
-    facts = list(T9.assumptions)
-    doubled = dataclasses.replace(composition.value_norms, count=sp.Integer(2))
-    step = ConvexCombination(doubled, None, composition.sigma_v * r, "weights add up to 2")
-    assert step.check(facts).verified is False
-    # and a bound that varies with the term is no bound on the combination
+    facts = [a for a in T9.assumptions if a != sp.Eq(composition.weights_total, 1)]
     step = ConvexCombination(
-        composition.value_norms, None, composition.value_norm, "a term-dependent bound"
+        composition.value_norms,
+        composition.weight_sum,
+        composition.value_norm,
+        None,
+        composition.sigma_v * r,
+        "the weights' total is not known",
     )
     assert step.check(facts).verified is False
+    assert step.check([*facts, sp.Eq(composition.weights_total, 2)]).verified is False
+    assert step.check(list(T9.assumptions)).verified is True
+    # and a bound that varies with the term is no bound on the combination
+    step = ConvexCombination(
+        composition.value_norms,
+        composition.weight_sum,
+        composition.value_norm,
+        None,
+        composition.value_norm,
+        "a term-dependent bound",
+    )
+    assert step.check(list(T9.assumptions)).verified is False
 
 
-def test_sqrt_rule() -> None:
+def test_the_stack_induction_needs_its_base_and_its_step() -> None:
+    layer, N, R = composition.layer, composition.stack_norm, composition.stack_radius
+    claim_of = lambda drop: dataclasses.replace(  # noqa: E731
+        T9, id="T9-less", assumptions=[a for a in T9.assumptions if a != drop]
+    )
+    no_base = claim_of(sp.Le(N(0), R(0))).check()
+    assert not no_base.verified and "the base case" in no_base.problem + "".join(
+        s.detail for s in no_base.steps
+    )
+    slope = composition.slope
+    no_sign = claim_of(sp.Ge(slope(layer), 0)).check()
+    failed = [s for s in no_sign.steps if not s.verified]
+    assert failed and "the induction step" in failed[0].detail
+
+
+def test_sqrt_is_read_exactly_with_a_non_negative_radicand() -> None:
     a, b = sp.symbols("a b", real=True)
-    assert SqrtMonotone(a, b, "a² <= b").check([sp.Le(a**2, b)]).verified
-    assert SqrtMonotone(a, b, "a² <= 2b only").check([sp.Le(a**2, 2 * b)]).verified is False
-    assert SqrtMonotone(a, b, "no premise").check([sp.Ge(a, 0), sp.Ge(b, 0)]).verified is False
-    assert SqrtMonotone(sp.Integer(2), sp.Integer(4), "numbers").check([]).verified
-    assert SqrtMonotone(sp.Integer(3), sp.Integer(4), "numbers").check([]).verified is False
-    assert SqrtMonotone(a, b, "").conclusion == sp.Le(a, sp.sqrt(b))
+    assert Implied(sp.Le(a, sp.sqrt(b)), "a² <= b").check([sp.Le(a**2, b), sp.Gt(b, 0)]).verified
+    assert not Implied(sp.Le(a, sp.sqrt(b)), "b's sign unknown").check([sp.Le(a**2, b)]).verified
+    assert (
+        not Implied(sp.Le(a, sp.sqrt(b)), "a² <= 2b")
+        .check([sp.Le(a**2, 2 * b), sp.Gt(b, 0)])
+        .verified
+    )
+    assert Implied(sp.Le(2, sp.sqrt(4)), "numbers").check([]).verified
+    assert not Implied(sp.Le(3, sp.sqrt(4)), "numbers").check([]).verified
 
 
 # --------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ their false uses are tested in ``test_kernel``."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -84,24 +85,21 @@ _c = sp.exp((M - m) / theta)
 
 
 def _t6_sibling(p_max_bound: sp.Expr, bound: sp.Expr, paper_bound: sp.Expr) -> Claim:
-    return Claim(
+    return dataclasses.replace(
+        T6,
         id="T6-false",
         title="a false entropy floor",
         statement=entropy.entropy_bound_statement(bound, paper_bound),
-        assumptions=T6.assumptions,
-        source="test",
         proof=lambda: entropy.entropy_bound_proof(p_max_bound, bound, paper_bound),
-        cites=T6.cites,
     )
 
 
 def _t7_sibling(theta_slope: sp.Expr, beta_slope: sp.Expr) -> Claim:
-    return Claim(
+    return dataclasses.replace(
+        T7,
         id="T7-false",
         title="a false entropy derivative",
         statement=entropy.temperature_derivative_statement(theta_slope, beta_slope),
-        assumptions=T7.assumptions,
-        source="test",
         proof=lambda: entropy.temperature_derivative_proof(theta_slope, beta_slope),
     )
 
@@ -115,7 +113,7 @@ def test_t6_sibling_with_n_instead_of_n_minus_1_is_rejected() -> None:
     sibling = _t6_sibling(_c / (_c + n), sp.log(_c + n) - (M - m) / theta, entropy._paper_bound)
     result = sibling.check()
     assert result.verified is False
-    assert result.problem == "a step failed"
+    assert result.problem.startswith("a step failed")
     assert "p_max <= c/(c+n−1) (T1): take logarithms" in _failed_steps(result)
 
 
@@ -146,18 +144,16 @@ def test_t6_sibling_with_a_too_strong_paper_bound_is_rejected() -> None:
 def test_t7_sibling_is_rejected(theta_slope: sp.Expr, beta_slope: sp.Expr, failing: str) -> None:
     result = _t7_sibling(theta_slope, beta_slope).check()
     assert result.verified is False
-    assert result.problem == "a step failed"
+    assert result.problem.startswith("a step failed")
     assert failing in _failed_steps(result)
 
 
 def test_a_true_proof_of_another_statement_is_rejected() -> None:
-    claim = Claim(
+    claim = dataclasses.replace(
+        T7,
         id="T7-mismatch",
         title="the right proof under a wrong statement",
         statement=entropy.temperature_derivative_statement(variance / theta**2, -beta * variance),
-        assumptions=T7.assumptions,
-        source="test",
-        proof=T7.proof,
     )
     result = claim.check()
     assert result.verified is False

@@ -6,6 +6,7 @@ and their false uses are tested in ``test_kernel``."""
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import math
 from typing import Any
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 from softmax_dispersion.theory import rounding_error
 from softmax_dispersion.theory.formulas import FORMULAS
 from softmax_dispersion.theory.kernel import (
+    Cite,
     Claim,
     ClaimResult,
     Differentiate,
@@ -53,13 +55,14 @@ from softmax_dispersion.theory.rounding_error import (
 )
 
 _CACHE: dict[str, ClaimResult] = {}
+_RESULTS: dict[str, ClaimResult] = {}
 
 
 def checked(claim: Claim) -> ClaimResult:
     """Check ``claim`` with a cache shared by this module (T12 is checked once)."""
-    if claim.id not in _CACHE:
-        _CACHE[claim.id] = claim.check(_CACHE)
-    return _CACHE[claim.id]
+    if claim.id not in _RESULTS:
+        _RESULTS[claim.id] = claim.check(_CACHE)
+    return _RESULTS[claim.id]
 
 
 def failures(result: ClaimResult) -> list[str]:
@@ -103,21 +106,22 @@ def test_t12_cites_its_standard_facts_in_the_assumptions() -> None:
 
 
 def _sibling(claim_id: str, statement: sp.Basic) -> Claim:
-    """A claim that ``statement`` follows from T12 (its statement is a cited fact)."""
-    return Claim(
+    """A claim that ``statement`` follows from T12 (its statement, cited, is a fact)."""
+    return dataclasses.replace(
+        T12,
         id=claim_id,
         title="a false sibling of T12",
         statement=statement,
-        assumptions=T12.assumptions,
         source="test",
-        proof=lambda: [Implied(statement, "follows from T12")],
+        proof=lambda: [Cite(T12, "T12"), Implied(statement, "follows from T12")],
         cites=(T12,),
     )
 
 
 def _rejected_with_counterexample(result: ClaimResult) -> None:
     assert result.verified is False
-    assert result.problem == "a step failed"
+    assert result.problem.startswith("a step failed")
+    assert result.steps[0].verified, result.steps[0].detail
     assert "counterexample" in result.steps[-1].detail
 
 
@@ -169,12 +173,11 @@ def test_wrong_first_order_term_is_rejected(wrong: sp.Expr) -> None:
         value=wrong,
         constants=fixed_in_tau,
     )
-    claim = Claim(
+    claim = dataclasses.replace(
+        T12,
         id="T12-false-derivative",
         title="a wrong first-order term",
         statement=step.conclusion,
-        assumptions=T12.assumptions,
-        source="test",
         proof=lambda: [*_prefix_until(Differentiate), step],
     )
     result = claim.check()
@@ -193,12 +196,11 @@ def test_the_right_first_order_term_passes_the_same_check() -> None:
         value=value,
         constants=fixed_in_tau,
     )
-    claim = Claim(
+    claim = dataclasses.replace(
+        T12,
         id="T12-derivative",
         title="the first-order term",
         statement=sp.Eq(derivative_at_zero(computed_softmax(tau) / p_i), value, evaluate=False),
-        assumptions=T12.assumptions,
-        source="test",
         proof=lambda: [*_prefix_until(Differentiate), step],
     )
     assert claim.check().verified is True
