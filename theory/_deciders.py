@@ -11,10 +11,10 @@ from collections.abc import Callable, Sequence
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
+from softmax_dispersion.theory import _z3
 from softmax_dispersion.theory._core import ProofError, require
 from softmax_dispersion.theory._exponentials import exp_to_rational
 from softmax_dispersion.theory._expressions import denominators, power_bases
-from softmax_dispersion.theory import _z3
 
 __all__ = ["decide_identity", "leading_term_limit", "proved", "sign_assumptions"]
 

@@ -283,7 +283,8 @@ def _step_problems(claim: Claim, result: ClaimResult, entry: Mapping[str, Any]) 
     problems: list[str] = []
     recorded = entry.get("steps", [])
     for number, (step, outcome) in enumerate(zip(result.proof, result.steps, strict=False), 1):
-        name = f"{claim.id} step {number} ({outcome.rule or type(step).__name__}: {outcome.description!r})"
+        rule = outcome.rule or type(step).__name__
+        name = f"{claim.id} step {number} ({rule}: {outcome.description!r})"
         if not outcome.verified:
             problems.append(f"{name} fails: {outcome.detail}")
             continue

@@ -12,7 +12,7 @@ from softmax_dispersion.theory.adaptive_temperature import COEFFICIENTS, adaptiv
 from softmax_dispersion.theory.dispersion import T1, T2, T3, coefficient
 from softmax_dispersion.theory.dispersion_size import T4, T5
 from softmax_dispersion.theory.kernel import Limit
-from softmax_dispersion.theory.length_scaling import S, T10, gap
+from softmax_dispersion.theory.length_scaling import T10, S, gap
 from softmax_dispersion.theory.symbols import H, M, c, delta, e_k, eps, m, n, s, theta
 
 from .conftest import with_statement
