@@ -179,9 +179,24 @@ def normalise(value: object) -> object:
 
 
 def frozen_inputs(instance: object) -> None:
-    """Normalise every field of a frozen dataclass step (called from ``__post_init__``)."""
+    """Normalise every field of a frozen dataclass step (called from ``__post_init__``).
+
+    Text is a description, never an expression: sympy would parse (``eval``) a string
+    given where an expression belongs, so a string anywhere else is refused here.
+    """
     for item in fields(instance):  # type: ignore[arg-type]
-        object.__setattr__(instance, item.name, normalise(getattr(instance, item.name)))
+        value = getattr(instance, item.name)
+        if item.name != "description" and _holds_text(value):
+            raise TypeError(
+                f"{type(instance).__name__}.{item.name}: give a sympy expression, not text"
+            )
+        object.__setattr__(instance, item.name, normalise(value))
+
+
+def _holds_text(value: object) -> bool:
+    if isinstance(value, str):
+        return True
+    return isinstance(value, (list, tuple)) and any(_holds_text(v) for v in value)
 
 
 def timed(function: Callable[[], str]) -> tuple[bool, str, float]:

@@ -39,12 +39,19 @@ def exp_to_rational(
     --------
     >>> import sympy as sp
     >>> a, b = sp.symbols("a b", real=True)
-    >>> rational, back = exp_to_rational(sp.exp(2 * a - b) + sp.exp(sp.log(b) / 3))
+    >>> rational, back = exp_to_rational(sp.exp(2 * a - b))
     >>> sorted(back.values(), key=str)
-    [exp(a), exp(b), exp(log(b)/3)]
-    >>> rational, back = exp_to_rational(sp.exp(sp.log(b)), positive=lambda x: x == b)
-    >>> rational
-    b
+    [exp(a), exp(b)]
+    >>> rational.subs(back) == sp.exp(a) ** 2 / sp.exp(b)
+    True
+
+    ``exp(a + log b)`` is ``b·exp(a)`` only for ``b > 0``:
+
+    >>> product = sp.exp(a + sp.log(b), evaluate=False)
+    >>> exp_to_rational(product, positive=lambda x: x == b)[0].has(b)
+    True
+    >>> exp_to_rational(product)[0].has(b)
+    False
     """
     generators = {} if generators is None else generators
 

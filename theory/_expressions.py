@@ -50,6 +50,10 @@ def real_function_kwargs() -> dict[str, bool]:
 
 
 _REAL_FUNCTION = real_function_kwargs()
+_RATIONALS: tuple[type, ...] = tuple(
+    {type(sp.Integer(n)) for n in (-1, 0, 1, 2)}
+    | {type(sp.Rational(1, 2)), type(sp.Rational(1, 3))}
+)
 
 _COMPOUND: tuple[type, ...] = (
     sp.Add,
@@ -121,7 +125,7 @@ def _function_problem(node: sp.Basic) -> str | None:
 def _number_problem(node: sp.Basic, infinity_allowed: bool) -> str | None:
     if isinstance(node, sp.Float):
         return f"the Float {node} is not exact: the kernel takes exact rationals only"
-    if isinstance(node, sp.Rational) and type(node).__module__.startswith("sympy."):
+    if type(node) in _RATIONALS:
         return None
     if node is sp.pi or node is sp.E:
         return None
@@ -142,6 +146,10 @@ def problems(expr: sp.Basic, *, infinity_allowed: bool = False) -> Iterator[str]
         yield from problems(point, infinity_allowed=True)
         if str(direction) not in ("+", "-"):
             yield f"the direction {direction} of a limit"
+        return
+    if isinstance(expr, sp.Equality) and any(isinstance(side, sp.Limit) for side in expr.args):
+        for side in expr.args:  # a limit may equal +oo or -oo
+            yield from problems(side, infinity_allowed=not isinstance(side, sp.Limit))
         return
     if isinstance(expr, sp.Symbol):
         problem = symbol_problem(expr)

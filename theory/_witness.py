@@ -189,14 +189,38 @@ def check_witness(
 
     Returns a short detail; raises :class:`VacuityError` naming what fails.
     """
+    try:
+        return _check_witness(definitions, assumptions, witness, naturals)
+    except VacuityError:
+        raise
+    except Exception as error:  # an expression that cannot be evaluated there
+        raise VacuityError(
+            f"cannot evaluate at the witness: {type(error).__name__}: {error}"
+        ) from None
+
+
+def _check_witness(
+    definitions: Definitions,
+    assumptions: Sequence[sp.Basic],
+    witness: Mapping[Any, Any] | None,
+    naturals: Sequence[sp.Symbol],
+) -> str:
     if witness is None:
         raise VacuityError(
             "the claim gives no witness: values of its free symbols at which every assumption holds"
         )
     values: dict[sp.Basic, sp.Expr] = {}
     functions: dict[type, sp.Lambda] = {}
+    defined = definitions.defined_symbols
     for key, value in witness.items():
         where = f"the witness value of {key}"
+        if key in defined:
+            raise VacuityError(
+                f"{key} is defined: the witness gives values to free symbols only (a "
+                "defined symbol takes the value of its definition)"
+            )
+        if isinstance(value, str) or not isinstance(value, (sp.Basic, int)):
+            raise VacuityError(f"{where} must be a sympy number or an int, not {value!r:.40}")
         try:
             if isinstance(key, UndefinedFunction):
                 if not isinstance(value, sp.Lambda):
@@ -221,8 +245,12 @@ def check_witness(
     roots: dict[sp.Symbol, RealRoot] = {}
 
     def value_at(expr: sp.Basic) -> sp.Basic:
-        substituted = _apply_functions(sp.sympify(expr).xreplace(values), functions)
-        return substituted.doit() if substituted.has(sp.Derivative, sp.Subs) else substituted
+        # functions first, derivatives taken, then the numbers: a derivative's variable
+        # must still be a symbol when it is differentiated
+        applied = _apply_functions(sp.sympify(expr), functions)
+        if applied.has(sp.Derivative, sp.Subs):
+            applied = applied.doit()
+        return applied.xreplace(values)
 
     def at(formula: sp.Basic) -> sp.Basic:
         # Relations are rebuilt unevaluated: sympy never settles one numerically here.

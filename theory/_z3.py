@@ -68,6 +68,7 @@ class Z3Translator:
     nonnegative: set[sp.Basic] = field(default_factory=set)
     variables: dict[sp.Basic, z3.ArithRef] = field(default_factory=dict)
     side_conditions: list[z3.BoolRef] = field(default_factory=list)
+    unknown_bases: list[str] = field(default_factory=list)
 
     def _is_positive(self, base: sp.Basic) -> bool:
         return base in self.positive or _positive_constant(base)
@@ -114,8 +115,10 @@ class Z3Translator:
             assert otherwise is not None
             return otherwise
         if expr.is_Pow and expr.exp.is_Integer:
-            base = self.term(expr.base)
             k = int(expr.exp)
+            if abs(k) > 100_000:
+                raise TypeError(f"a power too large to expand: {expr}")
+            base = self.term(expr.base)
             power = z3.Product([base] * abs(k)) if k else z3.RealVal(1)
             return power if k >= 0 else 1 / power
         if expr.is_Pow and expr.exp.is_Rational:
@@ -126,6 +129,7 @@ class Z3Translator:
         """``b**(p/q)`` as ``s >= 0`` with ``s**q = b**p``, for a base of known sign."""
         p, q = int(expr.exp.p), int(expr.exp.q)
         if not (self._is_positive(expr.base) or (p > 0 and self._is_nonnegative(expr.base))):
+            self._note_base(expr)
             return self._opaque(expr)
         if expr in self.variables:
             return self.variables[expr]
@@ -188,7 +192,14 @@ class Z3Translator:
         ]
         return var
 
+    def _note_base(self, expr: sp.Basic) -> None:
+        note = f"{expr} (no stated sign for its base {expr.base})"
+        if note not in self.unknown_bases:
+            self.unknown_bases.append(note)
+
     def _opaque(self, expr: sp.Basic) -> z3.ArithRef:
+        if expr.is_Pow and not expr.exp.is_Integer:
+            self._note_base(expr)
         if expr not in self.variables:
             self.variables[expr] = z3.Real(f"opaque{len(self.variables)}[{expr}]")
         return self.variables[expr]
@@ -279,6 +290,11 @@ def _decide(hypotheses: list[sp.Basic], goal: sp.Basic, timeout_ms: int) -> tupl
     verdict = solver.check()
     if verdict == z3.unsat:
         return "proved", "negated goal unsatisfiable (z3 nlsat)"
+    opaque = ""
+    if translator.unknown_bases:
+        opaque = "; opaque to z3, a power whose base is not stated positive: " + ", ".join(
+            translator.unknown_bases
+        )
     if verdict == z3.sat:
-        return "sat", f"counterexample: {solver.model()}"
-    return "unknown", f"z3 returned unknown: {solver.reason_unknown()}"
+        return "sat", f"counterexample: {solver.model()}{opaque}"
+    return "unknown", f"z3 returned unknown: {solver.reason_unknown()}{opaque}"

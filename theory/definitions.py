@@ -460,6 +460,9 @@ class Definitions:
         """Index symbols appear only in their own families' sums."""
         index = self.index_symbols
         for definition in self.items:
+            var = definition.var if isinstance(definition, SumOver) else None
+            if var is not None and var in index:
+                raise DefinitionError(f"{var}, the variable of {definition.symbol}, is an index")
             own = set(definition.family.index) if isinstance(definition, SumOver) else set()
             for expr in _body(definition):
                 stray = (expr.free_symbols & set(index)) - own

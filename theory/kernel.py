@@ -191,9 +191,12 @@ def _check_one(step: Step, context: Context) -> tuple[StepResult, sp.Basic | Non
         nonlocal conclusion, statement
         found = []
         for name, value in step.inputs():
-            infinity = rule is Limit and name == "point"
+            infinity = rule is Limit and name in ("point", "expected")
             if infinity and isinstance(value, sp.Basic):
                 found += [p for p in problems(value, infinity_allowed=True)]
+                continue
+            if name != "description" and isinstance(value, str):
+                found.append(f"{name} is text, not an expression")
                 continue
             scope = context.scope
             if name in rule.generic_fields:  # read for a generic member of the sum's family
@@ -321,7 +324,7 @@ class ClaimResult:
 _ACTIVE: set[int] = set()
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Claim:
     """A statement, its assumptions and definitions, a witness, its source and a proof.
 
@@ -369,6 +372,14 @@ class Claim:
     definitions: Sequence[Definition] = ()
     witness: Mapping[Any, Any] | None = None
     naturals: Sequence[sp.Symbol] = ()
+
+    def __post_init__(self) -> None:
+        # A checked claim must not change afterwards: its sequences become tuples and
+        # its witness a copy (the dataclass itself is frozen).
+        for name in ("assumptions", "cites", "formulas", "definitions", "naturals"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        if self.witness is not None:
+            object.__setattr__(self, "witness", dict(self.witness))
 
     def content(self, steps: Sequence[Step] | None = None) -> dict[str, Any]:
         """The claim as data: statement, assumptions, definitions, witness, steps, cites."""
@@ -428,9 +439,9 @@ class Claim:
         except VacuityError as error:
             witness = ""
             problems_found.append(f"the assumptions are not shown satisfiable: {error}")
-        failed_cites = [r.claim.id for r in cited_results if not r.verified]
+        failed_cites = [f"{r.claim.id}: {r.problem}" for r in cited_results if not r.verified]
         if failed_cites:
-            problems_found.append(f"a cited claim did not verify ({', '.join(failed_cites)})")
+            problems_found.append(f"a cited claim did not verify ({'; '.join(failed_cites)})")
         context = Context(
             facts=[*self.assumptions, *definitions.facts()],
             definitions=definitions,
@@ -505,7 +516,7 @@ def _hash_of(cites: Sequence[Claim], results: Sequence[ClaimResult]) -> Callable
     known = {id(claim): result.content_hash for claim, result in zip(cites, results, strict=True)}
 
     def of(claim: Claim) -> str:
-        return known.get(id(claim)) or claim.content_hash()
+        return known[id(claim)] if id(claim) in known else claim.content_hash()
 
     return of
 

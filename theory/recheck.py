@@ -198,6 +198,11 @@ class _Reader:
         rules = {rule.__name__: rule for rule in RULES}
         if name not in rules:  # the kernel fails it: "not one of the kernel's rules"
             return type(str(name), (_Unknown,), {})(str(name))
+        for key, value in inputs.items():
+            _require(
+                key == "description" or not isinstance(value, str),
+                f"the input {key!r} of a {name} step is text, not an expression",
+            )
         values = {key: self.value(value) for key, value in inputs.items()}
         try:
             return rules[name](**values)  # type: ignore[arg-type]
@@ -243,6 +248,7 @@ def _rebuild(entry: Mapping[str, Any], claims: Mapping[str, Claim]) -> tuple[Cla
         witness = {}
         for pair in content["witness"]:
             _require(isinstance(pair, list) and len(pair) == 2, "a witness entry is a pair")
+            _require(all(isinstance(item, dict) for item in pair), "a witness entry is two records")
             key, value = reader.value(pair[0]), reader.value(pair[1])
             _require(isinstance(key, (sp.Symbol, UndefinedFunction)), "a witness key is a symbol")
             witness[key] = value

@@ -151,10 +151,27 @@ def _substituted(
             )
         if equation.rhs.has(lhs):
             raise ProofError(f"the substitution {equation} is circular")
+        if any(_bound_inside(e, lhs) for e in result):
+            raise ProofError(
+                f"{sp.sstr(lhs)} occurs inside a derivative, a limit or a substitution: an "
+                "equation at one point says nothing of its neighbourhood"
+            )
         context.require(equation, "the substituted equation")
         result = tuple(e.xreplace({lhs: equation.rhs}) for e in result)
-        facts += [f.xreplace({lhs: equation.rhs}) for f in facts if f.has(lhs)]
+        facts += [
+            f.xreplace({lhs: equation.rhs})
+            for f in facts
+            if f.has(lhs) and not _bound_inside(f, lhs)
+        ]
     return facts, result
+
+
+def _bound_inside(expr: sp.Basic, term: sp.Basic) -> bool:
+    """``term`` occurs inside a ``Derivative``, ``Subs`` or ``Limit`` of ``expr``."""
+    return any(node.has(term) for node in sp.preorder_traversal(expr) if isinstance(node, _BINDERS))
+
+
+_BINDERS = (sp.Derivative, sp.Subs, sp.Limit)
 
 
 @dataclass(frozen=True)
@@ -245,11 +262,11 @@ class Limit(Step):
                 if sign == "zero"
                 else sp.Dummy(str(symbol), real=True, **{sign: True})
             )
+        leading = leading_term_limit(expr, var, context.facts)
         back = {v: k for k, v in signed.items() if isinstance(v, sp.Dummy)}
         gruntz = sp.limit(expr.xreplace(signed), var, sp.oo).xreplace(back)
         if gruntz.has(sp.Limit, sp.AccumBounds, sp.nan, sp.zoo):
             raise ProofError(f"sympy could not evaluate the limit: {sp.sstr(gruntz)}")
-        leading = leading_term_limit(expr, var, context.facts)
         for route, value in (("sympy's limit", gruntz), ("the leading terms", leading)):
             _same_value(value, sp.sympify(self.expected), context, route)
         return (
@@ -702,6 +719,8 @@ class Induction(Step):
         var = self.var
         if var not in context.naturals:
             raise ProofError(f"{var} is not a natural-number symbol of the claim")
+        if self.predicate.has(*_BINDERS):
+            raise ProofError("the predicate must not contain derivatives, limits or Subs")
         if var not in self.predicate.free_symbols:
             raise ProofError(f"the predicate does not depend on {var}")
 

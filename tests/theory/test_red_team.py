@@ -1,0 +1,649 @@
+"""Red team: false statements built the way a claim author would, each one rejected.
+
+Every class of hole once found in the kernel has its own section, with at least two
+false claims (the issue's examples and new ones).  Each test checks that the claim does
+not verify *and* that the reason names the side condition that broke, so that a claim
+rejected for an unrelated reason (a typo, a missing witness) does not count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import pytest
+import sympy as sp
+
+from softmax_dispersion.theory import composition
+from softmax_dispersion.theory._core import Context, Step
+from softmax_dispersion.theory.dispersion import T1, S, other_logits, other_terms
+from softmax_dispersion.theory.kernel import (
+    Cite,
+    Claim,
+    ClaimResult,
+    ConvexCombination,
+    ExpMonotone,
+    Family,
+    Identity,
+    Implied,
+    Let,
+    Limit,
+    Monotone,
+    RealRoot,
+    SumLinearity,
+    SumOfTerms,
+    SumOver,
+)
+from softmax_dispersion.theory.symbols import M, e_j, e_k, m, n, theta
+
+x, y, a, b, c, j, k = sp.symbols("x y a b c j k", real=True)
+FALSE = sp.Eq(1, 2, evaluate=False)
+
+
+def _details(results: Sequence[Any]) -> list[str]:
+    found = []
+    for result in results:
+        found.append(result.detail)
+        found += _details(result.substeps)
+    return found
+
+
+def reasons(result: ClaimResult) -> str:
+    """The claim's problem and every step's (and sub-step's) detail, in one text."""
+    return " | ".join([result.problem, *_details(result.steps)])
+
+
+def rejected(claim: Claim, *fragments: str) -> str:
+    """Check ``claim``: it must fail, and the reasons must name every fragment."""
+    result = claim.check()
+    assert not result.verified, f"{claim.id} verified a false statement"
+    text = reasons(result)
+    for fragment in fragments:
+        assert fragment in text, f"{fragment!r} not in: {text[:2000]}"
+    return text
+
+
+def claim(
+    statement: sp.Basic,
+    steps: Sequence[Step],
+    assumptions: Sequence[sp.Basic] = (),
+    *,
+    witness: dict[Any, Any] | None = None,
+    **extra: Any,
+) -> Claim:
+    """A claim built as an author would: the last step concludes the statement."""
+    return Claim(
+        id="X",
+        title="a false claim",
+        statement=statement,
+        assumptions=list(assumptions),
+        source="red team",
+        proof=lambda: list(steps),
+        witness={} if witness is None else witness,
+        **extra,
+    )
+
+
+# --------------------------------------------------------------------------------------
+# 1. Definitions are checked objects: fresh symbols, defined once, before use.
+
+_one_term = Family("one term", (j,), 1, (), "a single term")
+
+
+def test_sums_named_by_numbers_are_refused() -> None:
+    """Two one-term sums named 1 and 2: once SumLinearity gave 1 = 2."""
+    one = SumOver(sp.Integer(1), j, _one_term)
+    two = SumOver(sp.Integer(2), j, _one_term)
+    proof = [SumLinearity(one, [(1, two)], "Σ j = Σ j"), Implied(FALSE, "so 1 = 2")]
+    rejected(
+        claim(FALSE, proof, definitions=(one, two)), "a definition must name a fresh Symbol, not 1"
+    )
+
+
+def test_one_symbol_defined_as_two_sums_is_refused() -> None:
+    """S as Σ j and as Σ (j + 1) over the same terms: once that gave False."""
+    first = SumOver(S, j, _one_term)
+    second = SumOver(S, j + 1, _one_term)
+    proof = [SumLinearity(first, [(1, second)], "S = S"), Implied(FALSE, "so 0 = 1")]
+    rejected(claim(FALSE, proof, definitions=(first, second)), "S is defined twice")
+
+
+def test_two_roots_given_one_name_are_refused() -> None:
+    r = sp.Symbol("r", real=True)
+    low = RealRoot(r, x**2 - 2, x, -2, -1, "the negative root")
+    high = RealRoot(r, x**2 - 2, x, 1, 2, "the positive root")
+    statement = sp.Lt(r, 0, evaluate=False)
+    rejected(
+        claim(statement, [Implied(statement, "r < 0")], definitions=(low, high)),
+        "r is defined twice",
+    )
+
+
+def test_a_root_named_like_a_constrained_parameter_contradicts_its_assumptions() -> None:
+    """θ as the root of x² − 2 in (1, 2) while the assumptions say θ > 100."""
+    root = RealRoot(theta, x**2 - 2, x, 1, 2, "√2, named θ")
+    proof = [Implied(FALSE, "θ > 100 and θ < 2")]
+    rejected(
+        claim(FALSE, proof, [sp.Gt(theta, 100)], definitions=(root,)),
+        "the assumptions are not shown satisfiable",
+        "theta > 100 fails at the witness",
+    )
+    # nor may the witness give the defined θ a value of its own
+    rejected(
+        claim(FALSE, proof, [sp.Gt(theta, 100)], definitions=(root,), witness={theta: 101}),
+        "theta is defined: the witness gives values to free symbols only",
+    )
+
+
+def test_a_sum_defined_in_terms_of_itself_is_refused() -> None:
+    circular = SumOver(S, j + S, _one_term, "S = j + S")
+    proof = [SumLinearity(circular, [(1, circular)], ""), Implied(FALSE, "")]
+    rejected(claim(FALSE, proof, definitions=(circular,)), "S is defined in terms of itself")
+
+
+def test_a_definition_that_uses_a_later_one_is_refused() -> None:
+    total = sp.Symbol("T", real=True)
+    early = Let(c, 2 * total, "twice T, before T is defined")
+    late = SumOver(total, j, _one_term)
+    rejected(
+        claim(FALSE, [Implied(FALSE, "")], definitions=(early, late)),
+        "the definition of c uses T, defined after it",
+    )
+
+
+def test_weights_that_add_up_to_one_by_declaration_are_refused() -> None:
+    """T6, T9 and T11 once made the weights add up to 1 by setting a count."""
+    w, v = sp.symbols("w v", real=True)
+    pairs = Family("pairs", (w, v), n, (sp.Ge(w, 0), sp.Le(v, 1)))
+    total = SumOver(S, w * v, pairs)
+    weights = SumOver(sp.Symbol("W", real=True), w, pairs)
+    statement = sp.Le(S, 1, evaluate=False)  # false: Σ w v can exceed 1
+    proof = [ConvexCombination(total, weights, v, None, 1, "a 'convex' combination")]
+    rejected(
+        claim(statement, proof, definitions=(total, weights), witness={n: 1, w: 0, v: 0}),
+        "that the weights add up to 1 (Eq(W, 1)) is not implied",
+    )
+
+
+def test_an_index_symbol_constrained_by_an_assumption_is_refused() -> None:
+    """e_j ≤ 0 as an assumption while e_j is the index of S: only the domain speaks of it."""
+    statement = sp.Le(S, (n - 1) * sp.exp(0), evaluate=False)
+    proof = [SumOfTerms(other_terms, None, 1, "each term exp(e_j/θ) <= 1")]
+    rejected(
+        claim(statement, proof, [sp.Le(e_j, 0), sp.Gt(theta, 0)], definitions=(other_terms,)),
+        "an assumption mentions e_j, a summation index",
+    )
+
+
+# --------------------------------------------------------------------------------------
+# 2. Monotone: continuity on the closed interval, endpoints free of the variable.
+
+
+def test_a_pole_inside_the_interval_is_refused() -> None:
+    """−1/x has a positive derivative, but −1/(−1) = 1 > −1 = −1/1."""
+    step = Monotone(-1 / x, x, -1, 1, "−1/x grows")
+    rejected(claim(step.conclusion, [step]), "continuity on the closed interval (Ne(x, 0))")
+
+
+def test_an_essential_singularity_inside_the_interval_is_refused() -> None:
+    """exp(1/x) falls on both sides of 0, yet exp(−1) < exp(1)."""
+    step = Monotone(sp.exp(1 / x), x, -1, 1, "exp(1/x) falls", decreasing=True)
+    rejected(claim(step.conclusion, [step]), "continuity on the closed interval (Ne(x, 0))")
+
+
+def test_a_piecewise_jump_is_refused() -> None:
+    """The slope is 1 on both pieces, but the jump of −10 at 0 gives −1 <= −9."""
+    jump = sp.Piecewise((x, x < 0), (x - 10, True))
+    step = Monotone(jump, x, -1, 1, "a jump")
+    rejected(claim(step.conclusion, [step]), "is not known to be differentiable")
+
+
+def test_endpoints_that_contain_the_variable_are_refused() -> None:
+    """(2x)² >= (2x + 1)² for all x, from a 'decreasing' square on [2x, 2x + 1]."""
+    step = Monotone(x**2, x, 2 * x, 2 * x + 1, "x² on [2x, 2x+1]", decreasing=True)
+    rejected(claim(step.conclusion, [step]), "the endpoints must not depend on x")
+
+
+def test_a_variable_the_facts_constrain_is_refused() -> None:
+    step = Monotone(x**2, x, -1, 1, "x² on [−1, 1] with x >= 0 among the facts")
+    rejected(
+        claim(step.conclusion, [step], [sp.Ge(x, 0)], witness={x: 0}),
+        "x must be a fresh variable, but the facts mention it",
+    )
+
+
+# --------------------------------------------------------------------------------------
+# 3. Limits: every parameter's sign a fact, and a second route.
+
+q = sp.Symbol("q", real=True)
+
+
+def test_a_limit_that_sympy_gets_wrong_for_a_real_parameter_is_refused() -> None:
+    """With q merely real, sympy says lim n^(1+q)/(n^(1+q)+n−1) = 0; it is 1 for q > 0."""
+    step = Limit(n ** (1 + q) / (n ** (1 + q) + n - 1), n, sp.oo, 0, "the limit is 0")
+    rejected(
+        claim(step.conclusion, [step], [sp.Gt(q, 0)], witness={q: 1}),
+        "the claimed value is 0",
+    )
+    rejected(claim(step.conclusion, [step]), "the sign of q is not a stated fact")
+
+
+def test_a_sign_declared_on_the_symbol_instead_of_stated_is_refused() -> None:
+    """a declared negative=True but assumed a > 0: once sympy took lim exp(an) = 0."""
+    negative = sp.Symbol("a", negative=True)
+    step = Limit(sp.exp(negative * n), n, sp.oo, 0, "exp(a n) -> 0")
+    rejected(
+        claim(step.conclusion, [step], [sp.Gt(negative, 0)]),
+        "a carries assumptions beyond real=True",
+    )
+
+
+def test_a_limit_without_a_second_route_is_refused_even_if_true() -> None:
+    """lim exp(n)/n = oo is true, but no leading-term route exists for exp(n)."""
+    step = Limit(sp.exp(n) / n, n, sp.oo, sp.oo, "exp(n)/n -> oo")
+    rejected(claim(step.conclusion, [step]), "is not a power of n")
+
+
+def test_a_limit_at_a_finite_point_is_refused() -> None:
+    step = Limit(1 / n, n, 0, sp.oo, "1/n -> oo at 0")
+    rejected(claim(step.conclusion, [step]), "only limits at +oo have a second route")
+
+
+def test_a_limit_whose_exponents_cannot_be_ordered_is_refused() -> None:
+    """lim n^q/(n + 1) is 0, 1 or oo as q <, =, > 1: with q >= 0 only, no route decides."""
+    step = Limit(n**q / (n + 1), n, sp.oo, 0, "n^q/(n+1) -> 0")
+    rejected(
+        claim(step.conclusion, [step], [sp.Ge(q, 0)], witness={q: 0}),
+        "are not ordered",
+    )
+
+
+# --------------------------------------------------------------------------------------
+# 4. z3 assumes nothing it does not know.
+
+
+def test_a_symbolic_power_of_a_negative_base_is_not_positive() -> None:
+    """x**y > 0 at x = −1, y = 1 (once 'proved': the power became a positive variable)."""
+    statement = sp.Gt(x**y, 0, evaluate=False)
+    rejected(
+        claim(
+            statement,
+            [Implied(statement, "a power is positive")],
+            [sp.Eq(x, -1), sp.Eq(y, 1)],
+            witness={x: -1, y: 1},
+        ),
+        "opaque to z3, a power whose base is not stated positive: x**y",
+    )
+
+
+def test_exp_of_a_non_real_argument_is_refused() -> None:
+    """exp(iπy) > 0 (once proved): the kernel refuses I outright."""
+    statement = sp.Gt(sp.exp(sp.I * sp.pi * y), 0, evaluate=False)
+    rejected(
+        claim(statement, [Implied(statement, "exp is positive")]), "I is not a finite real number"
+    )
+
+
+def test_a_complex_symbol_is_refused() -> None:
+    """z² >= 0 for a Symbol('z') without assumptions (possibly complex)."""
+    z = sp.Symbol("z")
+    statement = sp.Ge(z**2, 0, evaluate=False)
+    rejected(claim(statement, [Implied(statement, "a square")]), "z is not declared real")
+
+
+def test_the_kernels_own_positive_symbols_are_refused() -> None:
+    """A positive Dummy (what t = exp(.) is made of) smuggled into a claim."""
+    t = sp.Dummy("t", positive=True)
+    statement = sp.Gt(t, 0, evaluate=False)
+    rejected(claim(statement, [Implied(statement, "t > 0")]), "is the kernel's own kind of symbol")
+
+
+def test_a_fractional_power_of_a_base_of_unknown_sign_is_opaque() -> None:
+    """sqrt(x)² = x needs x >= 0: at x = −1 sqrt(−1) is no real number."""
+    statement = sp.Ge(sp.sqrt(x), 0, evaluate=False)
+    rejected(
+        claim(statement, [Implied(statement, "a root is >= 0")], [sp.Eq(x, -1)], witness={x: -1}),
+        "no stated sign for its base x",
+    )
+
+
+def test_pi_is_known_only_to_lie_between_its_bounds() -> None:
+    statement = sp.Gt(sp.pi, sp.Rational(315, 100), evaluate=False)
+    rejected(claim(statement, [Implied(statement, "pi > 3.15")]), "counterexample")
+
+
+# --------------------------------------------------------------------------------------
+# 5. Identities: the denominators of what is written, and exact rationals.
+
+
+def test_a_removable_singularity_does_not_prove_false() -> None:
+    """x = 1 ⇒ False: x/(x−1) − 1/(x−1) = 1 by cancel, and z3 read 1/0 − 1/0 = 0."""
+    identity = Identity(x / (x - 1) - 1 / (x - 1), 1, "cancel")
+    rejected(
+        claim(FALSE, [identity, Implied(FALSE, "at x = 1")], [sp.Eq(x, 1)], witness={x: 1}),
+        "the denominator x - 1 != 0",
+    )
+
+
+def test_sum_linearity_needs_the_denominators_of_its_terms() -> None:
+    """(j² − 1)/(j − 1) = j + 1 termwise, where a member may be j = 1."""
+    family = Family("naturals", (j,), n, (sp.Ge(j, 0),))
+    quotients = SumOver(S, (j**2 - 1) / (j - 1), family)
+    shifted = SumOver(sp.Symbol("R", real=True), j + 1, family)
+    step = SumLinearity(quotients, [(1, shifted)], "termwise cancel")
+    rejected(
+        claim(step.conclusion, [step], definitions=(quotients, shifted), witness={n: 1, j: 0}),
+        "the denominator j - 1 != 0",
+    )
+
+
+def test_a_float_in_a_step_is_refused() -> None:
+    """(x² − 11)/(x − s) = x + s with s = Float(√11), cancelled in 53-bit arithmetic."""
+    s = sp.Float("3.3166247903554")
+    identity = Identity((x**2 - 11) / (x - s), x + s, "a float root")
+    rejected(claim(identity.conclusion, [identity], [sp.Gt(x, 4)], witness={x: 5}), "is not exact")
+
+
+def test_a_logarithm_is_split_only_over_positive_factors() -> None:
+    """log(ab) = log a + log b at a = b = −1."""
+    identity = Identity(sp.log(a * b), sp.log(a) + sp.log(b), "log of a product")
+    rejected(
+        claim(
+            identity.conclusion, [identity], [sp.Eq(a, -1), sp.Eq(b, -1)], witness={a: -1, b: -1}
+        ),
+        "positivity not implied for a",
+    )
+
+
+def test_a_substitution_inside_a_derivative_is_refused() -> None:
+    """A(t) = 5 at one t says nothing of A'(t): substituting it there gave A' = 0."""
+    A = sp.Function("A", real=True)
+    t = sp.Symbol("t", real=True)
+    slope = sp.Derivative(A(t), t)
+    identity = Identity(slope, 0, "A(t) = 5, so A' = 0", substitute=(sp.Eq(A(t), 5),))
+    proof = [identity, Implied(FALSE, "A' = 0 and A' = 1")]
+    assumptions = [sp.Eq(A(t), 5), sp.Eq(slope, 1)]
+    witness = {t: 0, A: sp.Lambda(t, t + 5)}
+    rejected(
+        claim(FALSE, proof, assumptions, witness=witness),
+        "A(t) occurs inside a derivative, a limit or a substitution",
+    )
+
+
+def test_a_number_type_from_outside_sympy_is_refused() -> None:
+    """A Rational subclass posing as sympy's (its module renamed) is not a number here."""
+
+    class Lying(sp.Rational):
+        __module__ = "sympy.core.numbers"
+
+        def __new__(cls) -> Lying:
+            return sp.Expr.__new__(cls)  # type: ignore[return-value]
+
+        p, q = 1, 1
+
+    fake = Lying()
+    statement = sp.Eq(fake, 2, evaluate=False)
+    rejected(claim(statement, [Implied(statement, "1 = 2")]), "is not a finite real number")
+
+
+def test_a_substitution_must_be_a_fact() -> None:
+    identity = Identity(a, 2, "a = 2 if a = 2", substitute=(sp.Eq(a, 2),))
+    rejected(
+        claim(identity.conclusion, [identity], witness={}), "the substituted equation (Eq(a, 2))"
+    )
+
+
+# --------------------------------------------------------------------------------------
+# 6. Citations: the very object, its definitions matched, its assumptions discharged.
+
+_fake_t1 = Claim(
+    id="T1",
+    title="an impostor",
+    statement=sp.false,
+    assumptions=[],
+    source="red team",
+    proof=lambda: [Implied(sp.false, "False")],
+    witness={},
+)
+
+
+def test_an_impostor_with_a_checked_claims_id_is_not_that_claim() -> None:
+    """Cited by id "T1" next to the real T1: the citing claim gets the impostor's verdict."""
+    impostor = claim(sp.false, [Cite(_fake_t1, "T1 says False")], cites=(_fake_t1,))
+    rejected(impostor, "T1 did not verify")
+    # and a Cite of an object that is not among the cites is refused, id or not
+    swapped = claim(
+        sp.false, [Cite(_fake_t1, "T1 says False")], cites=(T1,), definitions=(other_terms,)
+    )
+    rejected(swapped, "a cited claim is the very object that was checked")
+
+
+def test_a_cited_claim_needs_its_assumptions_here() -> None:
+    """T1's bounds without θ > 0 (the bounds fail for θ < 0)."""
+    cite = Cite(T1, "T1's bounds")
+    assumptions = [sp.Ge(n, 1), sp.Le(m, e_k), sp.Le(e_k, M)]
+    witness = {theta: 1, n: 2, m: 0, M: 1, e_k: 0, e_j: 0}
+    rejected(
+        claim(
+            T1.statement,
+            [cite],
+            assumptions,
+            cites=(T1,),
+            definitions=(other_terms,),
+            witness=witness,
+        ),
+        "the assumptions of T1",
+    )
+
+
+def test_a_cited_claims_sum_must_mean_the_same_here() -> None:
+    twice = SumOver(S, 2 * sp.exp(e_j / theta), other_logits, "twice T1's S")
+    wider = Family("others", (e_j,), n - 1, (sp.Le(m, e_j), sp.Le(e_j, 2 * M)))
+    wide = SumOver(S, sp.exp(e_j / theta), wider, "S over logits up to 2M")
+    witness = {theta: 1, n: 2, m: 0, M: 1, e_k: 0, e_j: 0}
+    for definition, reason in (
+        (twice, "S is defined here otherwise than in T1"),
+        (wide, "'others' lies within T1's domain"),
+    ):
+        rejected(
+            claim(
+                T1.statement,
+                [Cite(T1, "T1")],
+                T1.assumptions,
+                cites=(T1,),
+                definitions=(definition,),
+                witness=witness,
+            ),
+            reason,
+        )
+    rejected(
+        claim(T1.statement, [Cite(T1, "T1")], T1.assumptions, cites=(T1,), witness=witness),
+        "T1 defines S: define it here the same way",
+    )
+
+
+def test_a_checked_claim_cannot_be_changed_afterwards() -> None:
+    """Citations use the very object that was checked: a claim is frozen."""
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        T1.statement = sp.false  # type: ignore[misc]
+    assert isinstance(T1.assumptions, tuple) and isinstance(T1.definitions, tuple)
+
+
+def test_a_claim_that_cites_itself_is_refused() -> None:
+    selfish = claim(FALSE, [Implied(FALSE, "")])
+    object.__setattr__(selfish, "cites", (selfish,))
+    rejected(selfish, "the claim cites itself")
+
+
+# --------------------------------------------------------------------------------------
+# 7. No symbol carries a meaning from one claim into another.
+
+
+def test_t1s_summation_index_with_another_claims_meaning_is_refused() -> None:
+    """T8 once named its smallest logit e_j, T1's summation index: e_j = −5 'for every term'."""
+    statement = sp.Le(S, (n - 1) * sp.exp(-5 / theta), evaluate=False)  # false
+    proof = [SumOfTerms(other_terms, None, sp.exp(-5 / theta), "every other logit is −5")]
+    assumptions = [*T1.assumptions, sp.Eq(e_j, -5)]
+    rejected(
+        claim(statement, proof, assumptions, definitions=(other_terms,)),
+        "an assumption mentions e_j, a summation index",
+    )
+
+
+def test_a_top_level_step_about_the_index_is_refused() -> None:
+    """A fact about 'e_j' outside a termwise sub-proof would hold for one member only."""
+    statement = sp.Le(S, 0, evaluate=False)
+    proof = [
+        ExpMonotone(e_j, M, "one member's bound, at the top", theta),
+        Implied(statement, "S <= 0"),
+    ]
+    witness = {theta: 1, n: 2, m: 0, M: 1, e_k: 0, e_j: 0}
+    rejected(
+        claim(statement, proof, T1.assumptions, definitions=(other_terms,), witness=witness),
+        "e_j is a summation index: it may appear only in the termwise sub-steps",
+    )
+
+
+def test_a_function_of_an_index_symbol_is_refused() -> None:
+    """A(e_j) := Σ over x, where e_j is another family's index."""
+    xs = Family("xs", (x,), n)
+    A = sp.Function("A", real=True)
+    function = SumOver(A(e_j), x * e_j, xs, "a sum that varies with an index")
+    rejected(
+        claim(FALSE, [Implied(FALSE, "")], definitions=(function, other_terms)),
+        "e_j, the variable of A(e_j), is an index",
+    )
+
+
+def test_sums_over_two_families_do_not_combine() -> None:
+    """Same index symbol, different families: Σ over n terms is not Σ over n − 1 terms."""
+    everyone = Family("everyone", (e_j,), n, (sp.Le(m, e_j), sp.Le(e_j, M)))
+    all_terms = SumOver(sp.Symbol("Z", real=True), sp.exp(e_j / theta), everyone)
+    step = SumLinearity(all_terms, [(1, other_terms)], "Z = S")
+    witness = {theta: 1, n: 2, m: 0, M: 1, e_k: 0, e_j: 0}
+    rejected(
+        claim(
+            step.conclusion,
+            [step],
+            T1.assumptions,
+            definitions=(other_terms, all_terms),
+            witness=witness,
+        ),
+        "ranges over the family 'others', not 'everyone'",
+    )
+
+
+# --------------------------------------------------------------------------------------
+# 8. A closed set of rules.
+
+
+@dataclasses.dataclass(frozen=True)
+class Anything(Step):
+    """A three-line rule defined outside the kernel that concludes what it is told."""
+
+    statement: sp.Basic
+    description: str
+    method: ClassVar[str] = "trust me"
+
+    @property
+    def conclusion(self) -> sp.Basic:
+        return self.statement
+
+    def decide(self, context: Context) -> str:
+        return "it holds"
+
+
+def test_a_rule_defined_outside_the_kernel_is_refused() -> None:
+    rejected(claim(FALSE, [Anything(FALSE, "1 = 2")]), "Anything is not one of the kernel's rules")
+
+
+def test_a_subclass_of_a_kernel_rule_is_refused() -> None:
+    class Agreeable(Implied):
+        def decide(self, context: Context) -> str:
+            return "agreed"
+
+    rejected(
+        claim(FALSE, [Agreeable(FALSE, "1 = 2")]), "Agreeable is not one of the kernel's rules"
+    )
+
+
+def test_a_rule_with_a_kernel_rules_name_is_refused() -> None:
+    """A class called Implied, defined elsewhere, is not the kernel's Implied."""
+    imitation = type("Implied", (Anything,), {})
+    rejected(claim(FALSE, [imitation(FALSE, "1 = 2")]), "Implied is not one of the kernel's rules")
+
+
+def test_a_decide_patched_onto_an_instance_is_ignored() -> None:
+    """The kernel calls its rule's own decide, not an attribute set on the step."""
+    step = Implied(FALSE, "1 = 2")
+    object.__setattr__(step, "decide", lambda context: "patched")
+    rejected(claim(FALSE, [step]), "the conclusion (Eq(1, 2)) is not implied")
+
+
+def test_t9_no_longer_brings_a_rule_of_its_own() -> None:
+    assert not hasattr(composition, "SqrtMonotone")
+    assert all(
+        type(step).__module__.startswith("softmax_dispersion.theory.")
+        for step in composition.T9.proof()
+    )
+
+
+def test_text_where_an_expression_belongs_is_refused() -> None:
+    """sympy would parse (eval) a string; a step never takes text but its description."""
+    with pytest.raises(TypeError, match="give a sympy expression, not text"):
+        Implied("__import__('os').getcwd() == 0", "text")  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------------------
+# 9. Claims are self-contained and not vacuous.
+
+
+def test_contradictory_assumptions_fail_the_claim() -> None:
+    proof = [Implied(FALSE, "x > 1 and x < 0")]
+    rejected(
+        claim(FALSE, proof, [sp.Gt(x, 1), sp.Lt(x, 0)], witness={x: 2}),
+        "the assumptions are not shown satisfiable",
+        "the assumption x < 0 fails at the witness",
+    )
+
+
+def test_a_claim_without_a_witness_fails() -> None:
+    statement = sp.Ge(x**2, 0, evaluate=False)
+    proof = [Implied(statement, "a square")]
+    without = dataclasses.replace(claim(statement, proof), witness=None)
+    rejected(without, "the claim gives no witness")
+
+
+def test_a_contradiction_hidden_in_a_definition_and_an_assumption_fails() -> None:
+    """S := Σ 1 over n terms, and S = n + 1 assumed: no family satisfies both."""
+    ones = Family("ones", (j,), n)
+    count = SumOver(S, sp.Integer(1), ones)
+    step = SumOfTerms(count, 1, 1, "S = n")
+    proof = [step, Implied(FALSE, "n = S = n + 1")]
+    rejected(
+        claim(
+            FALSE, proof, [sp.Eq(S, n + 1), sp.Ge(n, 0)], definitions=(count,), witness={n: 1, j: 0}
+        ),
+        "the assumption Eq(S, n + 1) fails at the witness",
+    )
+
+
+def test_t1_without_its_recorded_definition_of_s_fails() -> None:
+    """T1's statement is about S: without the definition it is a claim about any S."""
+    rejected(
+        dataclasses.replace(T1, definitions=()),
+        "the sum S is not among the claim's definitions",
+    )
+
+
+def test_a_witness_whose_count_is_not_a_natural_number_fails() -> None:
+    witness = {theta: 1, n: sp.Rational(3, 2), m: 0, M: 1, e_k: 0, e_j: 0}
+    rejected(
+        dataclasses.replace(T1, witness=witness), "is 1/2 at the witness, not a natural number"
+    )
+
+
+def test_a_witness_outside_a_familys_domain_fails() -> None:
+    witness = {theta: 1, n: 2, m: 0, M: 1, e_k: 0, e_j: 5}
+    rejected(dataclasses.replace(T1, witness=witness), "the domain of 'others'")
