@@ -781,10 +781,9 @@ _assumptions: list[sp.Basic] = [
 def _t9_witness() -> dict[object, object]:
     """Every norm 0, scales and dimensions 1, one key of weight 1, every layer map 0."""
     zero = sp.Lambda(layer, 0)
-    values: dict[object, object] = {
-        symbol: 0
-        for symbol in sorted({s for a in _assumptions for s in a.free_symbols} - {layer}, key=str)
-    }
+    defined = {value_sum, weights_total}  # they take the values of their definitions
+    free = {s for a in _assumptions for s in a.free_symbols} - {layer} - defined
+    values: dict[object, object] = {symbol: 0 for symbol in sorted(free, key=str)}
     values.update({scale: 1, dim: 1, ln_eps: 1, keys: 1, weight: 1, token_norm: 0, value_norm: 0})
     for function in (stack_norm, stack_radius, slope, offset_of, head_spread, head_q, head_k):
         values[function] = zero
