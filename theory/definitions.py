@@ -31,8 +31,8 @@ symbols and every family extends to exactly one value of each defined symbol, an
 definitions can never make a claim's hypotheses contradictory (the vacuity check sees
 to the assumptions).
 
-Examples
---------
+For example:
+
 >>> import sympy as sp
 >>> from softmax_dispersion.theory.definitions import Family, Let, SumOver
 >>> n, x, theta = sp.symbols("n x theta", real=True)

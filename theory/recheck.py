@@ -15,8 +15,8 @@ A claim is re-verified when
   earlier in the file, by hash) and every step;
 * every step concludes what the file says it concluded.
 
-Examples
---------
+For example:
+
 >>> from softmax_dispersion.theory import check
 >>> from softmax_dispersion.theory.certificate import build_certificate
 >>> report = recheck(build_certificate(check("T2")))

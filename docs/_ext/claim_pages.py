@@ -102,6 +102,20 @@ def claim_page(result: Any, formulas: dict[str, Any], versions: str) -> str:
     else:
         lines.append("None.")
     lines.append("")
+    if claim.definitions:
+        lines += [
+            "## Definitions",
+            "",
+            "Part of the claim: each symbol below is defined once, by its equation.",
+            "",
+        ]
+        for definition in claim.definitions:
+            lines.append(
+                f"- {{math}}`{sp.latex(definition.equation)}`: {escape(definition.description)}"
+            )
+        lines.append("")
+    if result.witness:
+        lines += [f"**Not vacuous:** {escape(result.witness)}.", ""]
     if claim.cites:
         cited = ", ".join(f"{{doc}}`{c.id}`" for c in claim.cites)
         lines += [f"The proof also uses the statements of {cited}, checked first.", ""]
