@@ -14,7 +14,7 @@ from sympy.core.function import AppliedUndef
 from softmax_dispersion.theory import _z3
 from softmax_dispersion.theory._core import ProofError, require
 from softmax_dispersion.theory._exponentials import exp_to_rational
-from softmax_dispersion.theory._expressions import denominators, power_bases
+from softmax_dispersion.theory._expressions import domain_conditions, power_bases
 
 __all__ = ["decide_identity", "leading_term_limit", "proved", "sign_assumptions"]
 
@@ -102,18 +102,31 @@ def _positive_rational(base: sp.Expr) -> bool:
     return bool(base.is_Rational and base > 0)
 
 
+def require_defined(facts: Sequence[sp.Basic], exprs: Sequence[sp.Basic], what: str) -> None:
+    """Every partial operation in ``exprs`` is inside its domain (z3, from ``facts``)."""
+    for condition, name in domain_conditions(*exprs):
+        require(facts, condition, f"{what}: {name}")
+
+
 def decide_identity(
-    lhs: sp.Expr, rhs: sp.Expr, facts: Sequence[sp.Basic], what: str = "the identity"
+    lhs: sp.Expr,
+    rhs: sp.Expr,
+    facts: Sequence[sp.Basic],
+    what: str = "the identity",
+    defined: bool = False,
 ) -> str:
     """Decide ``lhs = rhs`` under ``facts`` by ``cancel`` after ``t = exp(.)``.
 
-    Side conditions, each proved by z3 from the facts: every denominator of ``lhs`` and
-    ``rhs`` as written is non-zero (``cancel`` would remove a removable singularity);
-    and where the rewriting needs them, every base of a symbolic power and every factor
-    of a logarithm's argument is positive.  A first attempt needs no positivity at all.
+    Side conditions, each proved by z3 from the facts: every partial operation of
+    ``lhs`` and ``rhs`` as written is inside its domain (denominators non-zero, as
+    ``cancel`` would remove a removable singularity; logarithms' arguments positive;
+    fractional and symbolic powers' bases non-negative or positive); and where the
+    rewriting needs them, every factor of a logarithm's argument is positive.
+    ``defined=True`` says the caller has established the first kind already (for
+    expressions that a substitution made out of well-defined ones).
     """
-    for base in denominators(lhs, rhs):
-        require(facts, sp.Ne(base, 0, evaluate=False), f"{what}: the denominator {base} != 0")
+    if not defined:
+        require_defined(facts, [lhs, rhs], what)
     difference = lhs - rhs
     try:
         remainder = _cancels(difference, _positive_rational)

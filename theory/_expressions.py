@@ -213,6 +213,39 @@ def power_bases(*exprs: sp.Basic) -> list[sp.Expr]:
     return found
 
 
+def domain_conditions(*exprs: sp.Basic) -> list[tuple[sp.Basic, str]]:
+    """What keeps every partial operation in ``exprs`` inside its domain, with a name.
+
+    A negative power needs a non-zero base, a logarithm a positive argument, a power
+    with a positive rational exponent a non-negative base and any other non-integer
+    power a positive base.  Where these hold, the reals and sympy's (complex) reading
+    agree, so sympy's automatic rewritings (``exp(log x) = x``, ``x**a x**b =
+    x**(a+b)``, ...) are valid there.
+    """
+    found: list[tuple[sp.Basic, str]] = []
+
+    def add(condition: sp.Basic, name: str) -> None:
+        if condition not in (c for c, _ in found):
+            found.append((condition, name))
+
+    for expr in exprs:
+        for node in sp.preorder_traversal(expr):
+            if isinstance(node, sp.Pow):
+                exponent = node.exp
+                if exponent.is_Integer:
+                    if exponent.is_negative:
+                        add(
+                            sp.Ne(node.base, 0, evaluate=False), f"the denominator {node.base} != 0"
+                        )
+                elif exponent.is_Rational and exponent.is_positive:
+                    add(sp.Ge(node.base, 0, evaluate=False), f"the base {node.base} of {node} >= 0")
+                else:
+                    add(sp.Gt(node.base, 0, evaluate=False), f"the base {node.base} of {node} > 0")
+            elif isinstance(node, sp.log):
+                add(sp.Gt(node.args[0], 0, evaluate=False), f"the argument of {node} > 0")
+    return found
+
+
 def is_real_symbol(node: sp.Basic) -> bool:
     """``node`` is a plain ``Symbol`` declared ``real=True`` and nothing more."""
     return _is_real_symbol(node)

@@ -225,7 +225,11 @@ def _check_witness(
             if isinstance(key, UndefinedFunction):
                 if not isinstance(value, sp.Lambda):
                     raise VacuityError(f"{where} must be a sympy Lambda")
-                validate(value.expr, where)
+                # the Lambda's own variables are sympy's dummies: read its body at symbols
+                names = [
+                    sp.Symbol(f"lambda_arg{i}", real=True) for i in range(len(value.variables))
+                ]
+                validate(value(*names), where)
                 functions[key] = value
             elif isinstance(key, sp.Symbol):
                 value = validate(sp.sympify(value), where)

@@ -21,6 +21,7 @@ from softmax_dispersion.theory._core import Context, ProofError, Step, frozen_in
 from softmax_dispersion.theory._deciders import (
     decide_identity,
     leading_term_limit,
+    require_defined,
     sign_assumptions,
 )
 from softmax_dispersion.theory.definitions import (
@@ -128,20 +129,25 @@ class Identity(Step):
 
     def decide(self, context: Context) -> str:
         lhs, rhs = sp.sympify(self.lhs), sp.sympify(self.rhs)
-        facts, (lhs, rhs) = _substituted(context, self.substitute, lhs, rhs)
-        return decide_identity(lhs, rhs, facts)
+        if not self.substitute:
+            return decide_identity(lhs, rhs, context.facts)
+        substituted = _substituted(context, self.substitute, lhs, rhs)
+        return decide_identity(*substituted, context.facts, defined=True)
 
 
 def _substituted(
     context: Context, equations: Sequence[sp.Basic], *exprs: sp.Expr
-) -> tuple[list[sp.Basic], tuple[sp.Expr, ...]]:
+) -> tuple[sp.Expr, ...]:
     """Substitute equations ``term = expression`` that the facts imply.
 
-    Returns the facts, with their substituted forms added (a fact about a term holds of
-    its equal value too), and the substituted expressions.
+    The expressions, and each substituted expression, must be well-defined (every
+    partial operation inside its domain, by z3): a substitution rebuilds expressions,
+    and sympy's automatic rewritings on the way (``exp(log x) = x``) hold only there.
+    The substituted expressions then have the values of the originals, and every
+    partial operation in them is inside its domain too.
     """
+    require_defined(context.facts, list(exprs), "before substituting")
     result = tuple(exprs)
-    facts = list(context.facts)
     for equation in equations:  # in order: each replaces a term by its value
         lhs = equation.lhs if isinstance(equation, sp.Equality) else None
         if not isinstance(lhs, (sp.Symbol, AppliedUndef)):
@@ -157,13 +163,9 @@ def _substituted(
                 "equation at one point says nothing of its neighbourhood"
             )
         context.require(equation, "the substituted equation")
+        require_defined(context.facts, [equation.rhs], "the substituted value")
         result = tuple(e.xreplace({lhs: equation.rhs}) for e in result)
-        facts += [
-            f.xreplace({lhs: equation.rhs})
-            for f in facts
-            if f.has(lhs) and not _bound_inside(f, lhs)
-        ]
-    return facts, result
+    return result
 
 
 def _bound_inside(expr: sp.Basic, term: sp.Basic) -> bool:
@@ -565,8 +567,11 @@ class SumLinearity(Step):
         pairs = zip(self.combination, parts, strict=True)
         termwise = sp.Add(*(coeff * part.term for (coeff, _), part in pairs))
         inside = context.inside(family)
-        facts, (lhs, rhs) = _substituted(inside, self.substitute, target.term, termwise)
-        detail = decide_identity(lhs, rhs, facts, "the termwise identity")
+        if self.substitute:
+            lhs, rhs = _substituted(inside, self.substitute, target.term, termwise)
+            detail = decide_identity(lhs, rhs, inside.facts, "the termwise identity", True)
+        else:
+            detail = decide_identity(target.term, termwise, inside.facts, "the termwise identity")
         return f"termwise identity decided: {detail}"
 
 

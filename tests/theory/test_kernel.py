@@ -50,16 +50,23 @@ def test_identity_decides_exponential_identities() -> None:
 
 
 def test_identity_refuses_what_cancel_cannot_decide() -> None:
-    result = Identity(sp.sqrt(a) ** 3, a * sp.sqrt(a) + 1, "not rational").check([])
+    result = Identity(sp.sqrt(a) ** 3, a * sp.sqrt(a) + 1, "false").check([sp.Gt(a, 0)])
     assert not result.verified
     assert "cancel leaves" in result.detail
+    # and a fractional power needs its base's sign first
+    result = Identity(sp.sqrt(a) ** 3, a * sp.sqrt(a), "true for a >= 0").check([])
+    assert not result.verified and "the base a of a**(3/2) >= 0" in result.detail
 
 
 def test_identity_splits_logarithms_only_of_positive_factors() -> None:
     step = Identity(sp.log(a * b), sp.log(a) + sp.log(b), "log of a product")
     assert not verdict(step)  # a, b could be negative
     result = step.check([sp.Gt(a, 0)])
-    assert not result.verified and "positivity not implied for b" in result.detail
+    assert not result.verified and "the argument of log(b) > 0" in result.detail
+    # a product positive as a whole is not split over factors of unknown sign
+    split = Identity(sp.log(a * b), sp.log(-a) + sp.log(-b), "true, but not by splitting")
+    result = split.check([sp.Lt(a, 0), sp.Lt(b, 0)])
+    assert not result.verified and "positivity not implied for a" in result.detail
     assert verdict(step, sp.Gt(a, 0), sp.Gt(b, 0))
     wrong = Identity(sp.log(a * b), sp.log(a) - sp.log(b), "")
     assert not verdict(wrong, sp.Gt(a, 0), sp.Gt(b, 0))

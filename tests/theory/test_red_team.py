@@ -352,7 +352,7 @@ def test_a_logarithm_is_split_only_over_positive_factors() -> None:
         claim(
             identity.conclusion, [identity], [sp.Eq(a, -1), sp.Eq(b, -1)], witness={a: -1, b: -1}
         ),
-        "positivity not implied for a",
+        "the argument of log(a) > 0 (a > 0) is not implied",
     )
 
 
