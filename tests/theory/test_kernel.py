@@ -62,7 +62,7 @@ def test_identity_splits_logarithms_only_of_positive_factors() -> None:
     step = Identity(sp.log(a * b), sp.log(a) + sp.log(b), "log of a product")
     assert not verdict(step)  # a, b could be negative
     result = step.check([sp.Gt(a, 0)])
-    assert not result.verified and "the argument of log(b) > 0" in result.detail
+    assert not result.verified and "the argument of log(a*b) > 0" in result.detail
     # a product positive as a whole is not split over factors of unknown sign
     split = Identity(sp.log(a * b), sp.log(-a) + sp.log(-b), "true, but not by splitting")
     result = split.check([sp.Lt(a, 0), sp.Lt(b, 0)])
