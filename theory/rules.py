@@ -24,6 +24,7 @@ from softmax_dispersion.theory._deciders import (
     require_defined,
     sign_assumptions,
 )
+from softmax_dispersion.theory._expressions import domain_conditions
 from softmax_dispersion.theory.definitions import (
     Definitions,
     Family,
@@ -82,6 +83,23 @@ def _termwise(
         raise ProofError(f"termwise step {failed.description!r} failed: {failed.detail}")
     for goal, what in goals:
         inside.require(goal, what, conclusions)
+
+
+def _sum(context: Context, total: object, what: str) -> SumLike:
+    """``total`` resolved against the claim's definitions.
+
+    A value ``A(v)`` of a function-valued sum needs its term well-defined at ``v`` for a
+    generic member, read before sympy rewrites it (``exp(τ log x)`` at ``τ = 1`` would
+    read ``x``, a law that holds only for ``x > 0``).
+    """
+    resolved = context.definitions.resolve(total, what)
+    if isinstance(resolved, SumAt):
+        var = resolved.total.var
+        with sp.evaluate(False):
+            unevaluated = resolved.total.term.xreplace({var: resolved.value})
+        inside = context.inside(resolved.family) if context.scope is None else context
+        require_defined(inside.facts, [unevaluated], f"{what} at {var} = {resolved.value}")
+    return resolved
 
 
 def _same_family(parts: Sequence[SumLike], family: Family) -> None:
@@ -264,6 +282,13 @@ class Limit(Step):
                 if sign == "zero"
                 else sp.Dummy(str(symbol), real=True, **{sign: True})
             )
+        parameters_only = [
+            (condition, name)
+            for condition, name in domain_conditions(expr)
+            if var not in condition.free_symbols
+        ]
+        for condition, name in parameters_only:
+            context.require(condition, f"the limit's expression: {name}")
         leading = leading_term_limit(expr, var, context.facts)
         back = {v: k for k, v in signed.items() if isinstance(v, sp.Dummy)}
         gruntz = sp.limit(expr.xreplace(signed), var, sp.oo).xreplace(back)
@@ -391,7 +416,7 @@ class SumOfTerms(Step):
         return sp.And(*parts)
 
     def decide(self, context: Context) -> str:
-        total = context.definitions.resolve(self.total, "the sum")
+        total = _sum(context, self.total, "the sum")
         family = total.family
         if self.lower is None and self.upper is None:
             raise ProofError("no bound to sum")
@@ -423,8 +448,8 @@ def _weighted(
     termwise: Sequence[Step],
 ) -> None:
     """The side conditions of a weighted sum ``Σ w f`` bounded through ``Σ w``."""
-    total = context.definitions.resolve(total, "the weighted sum")
-    weights = context.definitions.resolve(weights, "the weights")
+    total = _sum(context, total, "the weighted sum")
+    weights = _sum(context, weights, "the weights")
     family = total.family
     _same_family([weights], family)
     if lower is None and upper is None:
@@ -558,9 +583,9 @@ class SumLinearity(Step):
         )
 
     def decide(self, context: Context) -> str:
-        target = context.definitions.resolve(self.target, "the target")
+        target = _sum(context, self.target, "the target")
         family = target.family
-        parts = [context.definitions.resolve(part, "a part") for _, part in self.combination]
+        parts = [_sum(context, part, "a part") for _, part in self.combination]
         _same_family(parts, family)
         for coeff, _ in self.combination:
             _free_of_index(coeff, family, "a coefficient")

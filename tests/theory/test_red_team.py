@@ -27,6 +27,7 @@ from softmax_dispersion.theory.kernel import (
     Family,
     Identity,
     Implied,
+    Induction,
     Let,
     Limit,
     Monotone,
@@ -250,6 +251,30 @@ def test_a_limit_at_a_finite_point_is_refused() -> None:
     rejected(claim(step.conclusion, [step]), "only limits at +oo have a second route")
 
 
+def test_an_induction_needs_a_true_step() -> None:
+    """R(0) = 0 and R(l + 1) = R(l) + 1 do not give R(l) <= 5 for every natural l."""
+    layer = sp.Symbol("l", real=True)
+    R = sp.Function("R", real=True)
+    step = Induction(layer, sp.Le(R(layer), 5), "R stays below 5")
+    rejected(
+        claim(
+            step.conclusion,
+            [step],
+            [sp.Eq(R(0), 0), sp.Eq(R(layer + 1), R(layer) + 1)],
+            naturals=(layer,),
+            witness={R: sp.Lambda(layer, layer)},
+        ),
+        "the induction step",
+    )
+    # and a symbol that is not declared natural is no induction variable
+    rejected(
+        claim(
+            step.conclusion, [step], [sp.Eq(R(0), 0)], witness={R: sp.Lambda(layer, 0), layer: 0}
+        ),
+        "l is not a natural-number symbol of the claim",
+    )
+
+
 def test_a_limit_whose_exponents_cannot_be_ordered_is_refused() -> None:
     """lim n^q/(n + 1) is 0, 1 or oo as q <, =, > 1: with q >= 0 only, no route decides."""
     step = Limit(n**q / (n + 1), n, sp.oo, 0, "n^q/(n+1) -> 0")
@@ -385,6 +410,29 @@ def test_a_number_type_from_outside_sympy_is_refused() -> None:
     fake = Lying()
     statement = sp.Eq(fake, 2, evaluate=False)
     rejected(claim(statement, [Implied(statement, "1 = 2")]), "is not a finite real number")
+
+
+def test_a_substitution_is_made_only_of_well_defined_values() -> None:
+    """L := log(x) at x = −1: substituting it rebuilt exp(log(x)), which sympy reads as x."""
+    L = sp.Symbol("L", real=True)
+    identity = Identity(sp.exp(L), x, "exp(L) = x", substitute=(sp.Eq(L, sp.log(x)),))
+    proof = [identity, Implied(FALSE, "exp(L) = −1 < 0")]
+    rejected(
+        claim(FALSE, proof, [sp.Eq(x, -1)], definitions=(Let(L, sp.log(x)),), witness={x: -1}),
+        "the substituted value: the argument of log(x) > 0",
+    )
+
+
+def test_a_value_of_a_function_valued_sum_reads_its_term_before_sympy_rewrites_it() -> None:
+    """Y(τ) := Σ exp(τ log x_j) over negative x_j: at τ = 1 sympy's term is x_j < 0."""
+    tau, x_j = sp.symbols("tau x_j", real=True)
+    negative = Family("negative", (x_j,), n, (sp.Lt(x_j, 0),))
+    Y = SumOver(sp.Function("Y", real=True)(tau), sp.exp(tau * sp.log(x_j)), negative)
+    step = SumOfTerms(Y.at(1), None, 0, "every term is negative")
+    rejected(
+        claim(step.conclusion, [step], [sp.Ge(n, 1)], definitions=(Y,), witness={n: 1, x_j: -1}),
+        "the sum at tau = 1: the argument of log(x_j) > 0",
+    )
 
 
 def test_a_substitution_must_be_a_fact() -> None:
