@@ -46,7 +46,8 @@ REAL: dict[str, bool] = dict(sp.Symbol("x", real=True).assumptions0)
 
 def real_function_kwargs() -> dict[str, bool]:
     """The assumptions of an undefined function declared ``real=True`` (and nothing more)."""
-    return dict(sp.Function("f", real=True)._kwargs)  # type: ignore[attr-defined]
+    kwargs: dict[str, bool] = sp.Function("f", real=True)._kwargs
+    return dict(kwargs)
 
 
 _REAL_FUNCTION = real_function_kwargs()
@@ -114,10 +115,10 @@ def _function_problem(node: sp.Basic) -> str | None:
     kind = type(node)
     if not isinstance(kind, UndefinedFunction) or kind.__bases__ != (AppliedUndef,):
         return f"{kind.__name__} is not an undefined function made by sympy's Function"
-    if dict(kind._kwargs) != _REAL_FUNCTION:  # type: ignore[attr-defined]
+    if dict(kind._kwargs) != _REAL_FUNCTION:
         return (
             f"the function {kind.__name__} must be declared real=True and nothing more, "
-            f"not {dict(kind._kwargs) or 'without assumptions'}"  # type: ignore[attr-defined]
+            f"not {dict(kind._kwargs) or 'without assumptions'}"
         )
     return None
 

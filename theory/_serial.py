@@ -55,7 +55,7 @@ class CertificateFormatError(ValueError):
 
 def srepr(expr: sp.Basic) -> str:
     """sympy's ``srepr`` of an expression."""
-    return sp.srepr(expr)
+    return str(sp.srepr(expr))
 
 
 def _symbols_and_functions(exprs: Iterable[sp.Basic]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -66,9 +66,9 @@ def _symbols_and_functions(exprs: Iterable[sp.Basic]) -> tuple[dict[str, Any], d
             if isinstance(node, sp.Symbol) and not isinstance(node, sp.Dummy):
                 symbols[node.name] = dict(node.assumptions0)
             elif isinstance(node, AppliedUndef):
-                functions[type(node).__name__] = dict(type(node)._kwargs)  # type: ignore[attr-defined]
+                functions[type(node).__name__] = dict(type(node)._kwargs)
             elif isinstance(node, UndefinedFunction):
-                functions[node.__name__] = dict(node._kwargs)  # type: ignore[attr-defined]
+                functions[node.__name__] = dict(node._kwargs)
     return dict(sorted(symbols.items())), dict(sorted(functions.items()))
 
 

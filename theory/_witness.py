@@ -119,7 +119,7 @@ def _is_zero(difference: sp.Expr, roots: Mapping[sp.Symbol, RealRoot]) -> bool:
     """``cancel`` reduces the closed difference to zero (the roots held as symbols)."""
     rational, _ = exp_to_rational(difference, positive=lambda b: bool(b.is_Rational and b > 0))
     try:
-        return sp.cancel(sp.together(rational)) == 0
+        return bool(sp.cancel(sp.together(rational)) == 0)
     except (sp.PolynomialError, TypeError):
         return False
 
@@ -169,7 +169,8 @@ def _truth(formula: sp.Basic, roots: Mapping[sp.Symbol, RealRoot]) -> bool:
     }
     for kind, verdict in compare.items():
         if type(formula) is kind:
-            return verdict(_sign(formula.lhs - formula.rhs, roots))
+            relation: Any = formula
+            return verdict(_sign(relation.lhs - relation.rhs, roots))
     raise _Undecided(f"cannot evaluate {sp.sstr(formula)}")
 
 

@@ -285,10 +285,10 @@ class SumDerivative(Step):
 
     total: SumOver
     var: sp.Symbol
-    combination: tuple[tuple[sp.Expr, SumLike], ...]
+    combination: Sequence[tuple[sp.Expr | int, SumLike]]
     description: str
     point: sp.Expr | None = None
-    constants: tuple[sp.Symbol, ...] = ()
+    constants: Sequence[sp.Symbol] = ()
     method: ClassVar[str] = "rule: termwise derivative of a finite sum"
 
     def __post_init__(self) -> None:
@@ -438,7 +438,7 @@ class Differentiate(Step):
     description: str
     point: sp.Expr | None = None
     value: sp.Expr | None = None
-    constants: tuple[sp.Symbol, ...] = ()
+    constants: Sequence[sp.Symbol] = ()
     method: ClassVar[str] = "rule: differentiation of a smooth expression"
 
     def __post_init__(self) -> None:

@@ -508,7 +508,7 @@ class Definitions:
                 f"{what}: the sum {_name(key)} is not among the claim's definitions "
                 "(declare it in the claim's definitions, once)"
             )
-        return total  # type: ignore[return-value]
+        return total
 
     @property
     def defined_symbols(self) -> set[sp.Basic]:

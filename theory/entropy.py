@@ -37,6 +37,7 @@ from softmax_dispersion.theory.formulas import formula
 from softmax_dispersion.theory.kernel import (
     Cite,
     Claim,
+    Definition,
     Differentiate,
     ExpMonotone,
     Family,
@@ -343,7 +344,7 @@ variance_sum = _sum(variance, _p * (e_j - mean_logit) ** 2, "the variance Σ_j p
 log_partition_definition = Let(
     log_partition, sp.log(_B[0]), "the log-partition ℓ = log Σ_j exp(β e_j)"
 )
-t7_definitions = (
+t7_definitions: tuple[Definition, ...] = (
     *theta_sums,
     *beta_sums,
     log_partition_definition,

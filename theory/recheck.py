@@ -110,17 +110,17 @@ class _Reader:
     def expr(self, text: object) -> sp.Basic:
         return read_expression(text, self.functions)
 
-    def exprs(self, texts: object) -> list[sp.Basic]:
+    def exprs(self, texts: Any) -> list[sp.Basic]:
         _require(isinstance(texts, list), "expected a list of expressions")
-        return [self.expr(t) for t in texts]  # type: ignore[union-attr]
+        return [self.expr(t) for t in texts]
 
     def family(self, record: object) -> Family:
         _require(isinstance(record, dict), "a family must be a record")
         assert isinstance(record, dict)
         return Family(
             name=str(record["name"]),
-            index=tuple(self.exprs(record["index"])),  # type: ignore[arg-type]
-            count=self.expr(record["count"]),  # type: ignore[arg-type]
+            index=tuple(self.exprs(record["index"])),
+            count=self.expr(record["count"]),
             domain=tuple(self.exprs(record["domain"])),
             description=str(record.get("description", "")),
         )
@@ -132,24 +132,24 @@ class _Reader:
             name = record["family"]
             _require(name in self.families, f"the family {name!r} is not recorded")
             return SumOver(
-                self.expr(record["symbol"]),  # type: ignore[arg-type]
-                self.expr(record["term"]),  # type: ignore[arg-type]
+                self.expr(record["symbol"]),
+                self.expr(record["term"]),
                 self.families[name],
                 description,
             )
         if kind == "Let":
             return Let(
-                self.expr(record["symbol"]),  # type: ignore[arg-type]
-                self.expr(record["expression"]),  # type: ignore[arg-type]
+                self.expr(record["symbol"]),
+                self.expr(record["expression"]),
                 description,
             )
         if kind == "RealRoot":
             return RealRoot(
-                self.expr(record["symbol"]),  # type: ignore[arg-type]
-                self.expr(record["polynomial"]),  # type: ignore[arg-type]
-                self.expr(record["var"]),  # type: ignore[arg-type]
-                self.expr(record["lower"]),  # type: ignore[arg-type]
-                self.expr(record["upper"]),  # type: ignore[arg-type]
+                self.expr(record["symbol"]),
+                self.expr(record["polynomial"]),
+                self.expr(record["var"]),
+                self.expr(record["lower"]),
+                self.expr(record["upper"]),
                 description,
             )
         raise CertificateFormatError(f"unknown kind of definition {kind!r}")
@@ -175,7 +175,8 @@ class _Reader:
             _require(isinstance(payload, list) and len(payload) == 2, "sum_at takes two items")
             total = self.value({"sum": payload[0]})
             _require(isinstance(total, SumOver), "sum_at names a sum")
-            return total.at(self.expr(payload[1]))  # type: ignore[union-attr]
+            assert isinstance(total, SumOver)
+            return total.at(self.expr(payload[1]))
         if tag == "family":
             _require(payload in self.families, f"the family {payload!r} is not recorded")
             return self.families[payload]
@@ -197,7 +198,8 @@ class _Reader:
         assert isinstance(inputs, dict)
         rules = {rule.__name__: rule for rule in RULES}
         if name not in rules:  # the kernel fails it: "not one of the kernel's rules"
-            return type(str(name), (_Unknown,), {})(str(name))
+            unknown: Step = type(str(name), (_Unknown,), {})(str(name))
+            return unknown
         for key, value in inputs.items():
             _require(
                 key == "description" or not isinstance(value, str),
@@ -205,9 +207,10 @@ class _Reader:
             )
         values = {key: self.value(value) for key, value in inputs.items()}
         try:
-            return rules[name](**values)  # type: ignore[arg-type]
+            step: Step = rules[name](**values)
         except TypeError as error:
             raise CertificateFormatError(f"the inputs of a {name} step: {error}") from None
+        return step
 
 
 class _Unknown(Step):
@@ -253,7 +256,7 @@ def _rebuild(entry: Mapping[str, Any], claims: Mapping[str, Claim]) -> tuple[Cla
             _require(isinstance(key, (sp.Symbol, UndefinedFunction)), "a witness key is a symbol")
             witness[key] = value
     steps = [reader.step(record) for record in content["steps"]]
-    cites = [reader.value({"claim": h}) for h in content["cites"]]
+    cites: list[Any] = [reader.value({"claim": h}) for h in content["cites"]]
     claim = Claim(
         id=str(content["id"]),
         title=str(content["title"]),
@@ -261,11 +264,11 @@ def _rebuild(entry: Mapping[str, Any], claims: Mapping[str, Claim]) -> tuple[Cla
         assumptions=reader.exprs(content["assumptions"]),
         source=str(content["source"]),
         proof=lambda: steps,
-        cites=tuple(cites),  # type: ignore[arg-type]
+        cites=tuple(cites),
         formulas=tuple(str(f) for f in content.get("formulas", [])),
         definitions=tuple(definitions),
         witness=witness,
-        naturals=tuple(reader.exprs(content["naturals"])),  # type: ignore[arg-type]
+        naturals=tuple(reader.exprs(content["naturals"])),
     )
     problems = list(reader.problems)
     problems += _symbol_table_problems(content, claim, steps)
@@ -294,7 +297,8 @@ def _step_problems(claim: Claim, result: ClaimResult, entry: Mapping[str, Any]) 
         if not outcome.verified:
             problems.append(f"{name} fails: {outcome.detail}")
             continue
-        concluded = sp.srepr(type(step).conclusion.fget(step))  # type: ignore[attr-defined]
+        kind: Any = type(step)
+        concluded = sp.srepr(kind.conclusion.fget(step))
         written = recorded[number - 1].get("conclusion") if number - 1 < len(recorded) else None
         if written != concluded:
             problems.append(f"{name} concludes otherwise than the certificate records")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import sympy as sp
 from sympy.core.function import AppliedUndef
@@ -56,7 +56,8 @@ __all__ = [
 SumLike = SumOver | SumAt
 
 
-def _relation(strict: bool) -> type:
+def _relation(strict: bool) -> Any:
+    """The relation ``<`` (strict) or ``<=``."""
     return sp.StrictLessThan if strict else sp.LessThan
 
 
@@ -135,7 +136,7 @@ class Identity(Step):
     lhs: sp.Expr
     rhs: sp.Expr
     description: str
-    substitute: tuple[sp.Basic, ...] = ()
+    substitute: Sequence[sp.Basic] = ()
     method: ClassVar[str] = "cancel after t = exp(.), side conditions by z3"
 
     def __post_init__(self) -> None:
@@ -149,8 +150,8 @@ class Identity(Step):
         lhs, rhs = sp.sympify(self.lhs), sp.sympify(self.rhs)
         if not self.substitute:
             return decide_identity(lhs, rhs, context.facts)
-        substituted = _substituted(context, self.substitute, lhs, rhs)
-        return decide_identity(*substituted, context.facts, defined=True)
+        lhs, rhs = _substituted(context, self.substitute, lhs, rhs)
+        return decide_identity(lhs, rhs, context.facts, defined=True)
 
 
 def _substituted(
@@ -394,7 +395,7 @@ class SumOfTerms(Step):
     lower: sp.Expr | None
     upper: sp.Expr | None
     description: str
-    termwise: tuple[Step, ...] = ()
+    termwise: Sequence[Step] = ()
     strict: bool = False
     method: ClassVar[str] = "rule: termwise bounds summed"
 
@@ -402,7 +403,7 @@ class SumOfTerms(Step):
         frozen_inputs(self)
 
     def sub_steps(self) -> tuple[Step, ...]:
-        return self.termwise
+        return tuple(self.termwise)
 
     @property
     def conclusion(self) -> sp.Basic:
@@ -494,7 +495,7 @@ class WeightedSum(Step):
     lower: sp.Expr | None
     upper: sp.Expr | None
     description: str
-    termwise: tuple[Step, ...] = ()
+    termwise: Sequence[Step] = ()
     method: ClassVar[str] = "rule: weighted termwise bounds summed"
     generic_fields: ClassVar[tuple[str, ...]] = ("value",)
 
@@ -502,7 +503,7 @@ class WeightedSum(Step):
         frozen_inputs(self)
 
     def sub_steps(self) -> tuple[Step, ...]:
-        return self.termwise
+        return tuple(self.termwise)
 
     @property
     def conclusion(self) -> sp.Basic:
@@ -529,7 +530,7 @@ class ConvexCombination(Step):
     lower: sp.Expr | None
     upper: sp.Expr | None
     description: str
-    termwise: tuple[Step, ...] = ()
+    termwise: Sequence[Step] = ()
     method: ClassVar[str] = "rule: convex combination"
     generic_fields: ClassVar[tuple[str, ...]] = ("value",)
 
@@ -537,7 +538,7 @@ class ConvexCombination(Step):
         frozen_inputs(self)
 
     def sub_steps(self) -> tuple[Step, ...]:
-        return self.termwise
+        return tuple(self.termwise)
 
     @property
     def conclusion(self) -> sp.Basic:
@@ -566,9 +567,9 @@ class SumLinearity(Step):
     """
 
     target: SumLike
-    combination: tuple[tuple[sp.Expr, SumLike], ...]
+    combination: Sequence[tuple[sp.Expr | int, SumLike]]
     description: str
-    substitute: tuple[sp.Basic, ...] = ()
+    substitute: Sequence[sp.Basic] = ()
     method: ClassVar[str] = "rule: linearity of finite sums"
 
     def __post_init__(self) -> None:
@@ -612,7 +613,7 @@ class RealRoots(Step):
 
     polynomial: sp.Expr
     var: sp.Symbol
-    roots: tuple[RealRoot, ...]
+    roots: Sequence[RealRoot]
     description: str
     method: ClassVar[str] = "exact real-root counting"
 
