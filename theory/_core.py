@@ -6,17 +6,51 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import sympy as sp
 
 from softmax_dispersion.theory import _z3
 from softmax_dispersion.theory.definitions import Definitions, Family
 
-if TYPE_CHECKING:
-    from softmax_dispersion.theory.kernel import Claim, ClaimResult
 
-__all__ = ["Z3_TIMEOUT_MS", "Context", "ProofError", "Step", "StepResult", "require"]
+class CitedClaim(Protocol):
+    """What a citation sees of a claim (the kernel's ``Claim``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def statement(self) -> sp.Basic: ...
+    @property
+    def assumptions(self) -> Sequence[sp.Basic]: ...
+    @property
+    def definitions(self) -> Sequence[Any]: ...
+    @property
+    def naturals(self) -> Sequence[sp.Symbol]: ...
+    def content_hash(self) -> str: ...
+
+
+class CitedResult(Protocol):
+    """What a citation sees of a checked claim's result (the kernel's ``ClaimResult``)."""
+
+    @property
+    def verified(self) -> bool: ...
+    @property
+    def problem(self) -> str: ...
+    @property
+    def content_hash(self) -> str: ...
+
+
+__all__ = [
+    "Z3_TIMEOUT_MS",
+    "CitedClaim",
+    "CitedResult",
+    "Context",
+    "ProofError",
+    "Step",
+    "StepResult",
+    "require",
+]
 
 Z3_TIMEOUT_MS = 20_000
 """z3's timeout for one query, in milliseconds; a timeout fails the step."""
@@ -92,7 +126,7 @@ class Context:
     runner: Runner
     scope: Family | None = None
     naturals: frozenset[sp.Symbol] = frozenset()
-    citations: Callable[[Claim], ClaimResult | str] | None = None
+    citations: Callable[[CitedClaim], CitedResult | str] | None = None
     sub_results: list[StepResult] = field(default_factory=list)
 
     def require(self, goal: sp.Basic, what: str, extra: Sequence[sp.Basic] = ()) -> str:
@@ -162,9 +196,14 @@ class Step(ABC):
         :meth:`Claim.check <softmax_dispersion.theory.kernel.Claim.check>`, which checks
         every step in the claim's context.
         """
-        from softmax_dispersion.theory.kernel import check_step_alone
+        if STANDALONE is None:
+            raise RuntimeError("import softmax_dispersion.theory.kernel to check steps")
+        return STANDALONE(self, facts)
 
-        return check_step_alone(self, facts)
+
+STANDALONE: Callable[[Step, Sequence[sp.Basic]], StepResult] | None = None
+"""How a step is checked on its own: the kernel's step loop, set when the kernel loads
+(the kernel imports this module, never the other way round)."""
 
 
 def normalise(value: object) -> object:

@@ -18,7 +18,7 @@ import ast
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sympy as sp
 from sympy.core.assumptions import _assume_defined
@@ -33,9 +33,6 @@ from softmax_dispersion.theory.definitions import (
     SumAt,
     SumOver,
 )
-
-if TYPE_CHECKING:
-    from softmax_dispersion.theory.kernel import Claim
 
 __all__ = [
     "CertificateFormatError",
@@ -75,7 +72,7 @@ def _symbols_and_functions(exprs: Iterable[sp.Basic]) -> tuple[dict[str, Any], d
 class _Writer:
     """Encodes step inputs; collects every sympy object it writes."""
 
-    def __init__(self, cited: Callable[[Claim], str]) -> None:
+    def __init__(self, cited: Callable[[Any], str]) -> None:
         self.cited = cited
         self.exprs: list[sp.Basic] = []
 
@@ -102,9 +99,7 @@ class _Writer:
             return {"function": value.__name__}
         if isinstance(value, sp.Basic):
             return {"sympy": self.expr(value)}
-        from softmax_dispersion.theory.kernel import Claim
-
-        if isinstance(value, Claim):
+        if callable(getattr(value, "content_hash", None)):  # a cited claim, by its hash
             return {"claim": self.cited(value)}
         raise TypeError(f"cannot record a step input of type {type(value).__name__}")
 
@@ -154,9 +149,7 @@ def _definition_record(definition: object, writer: _Writer) -> dict[str, object]
     raise TypeError(f"not a kernel definition: {definition!r}")
 
 
-def claim_content(
-    claim: Claim, steps: Iterable[Step], cited: Callable[[Claim], str]
-) -> dict[str, Any]:
+def claim_content(claim: Any, steps: Iterable[Step], cited: Callable[[Any], str]) -> dict[str, Any]:
     """Everything that makes up ``claim``, as JSON-ready data (what the hash covers).
 
     ``cited`` gives the content hash of each cited claim.

@@ -40,8 +40,11 @@ from typing import Any
 
 import sympy as sp
 
+from softmax_dispersion.theory import _core
 from softmax_dispersion.theory._core import (
     Z3_TIMEOUT_MS,
+    CitedClaim,
+    CitedResult,
     Context,
     ProofError,
     Step,
@@ -249,7 +252,7 @@ def _run_steps(
     return results, conclusions, all(r.verified for r in results)
 
 
-def check_step_alone(step: Step, facts: Sequence[sp.Basic]) -> StepResult:
+def _check_step_alone(step: Step, facts: Sequence[sp.Basic]) -> StepResult:
     """Decide ``step`` on its own, against ``facts``; the definitions it names count."""
     start = time.perf_counter()
     try:
@@ -277,6 +280,9 @@ def check_step_alone(step: Step, facts: Sequence[sp.Basic]) -> StepResult:
         )
     context = Context(facts=list(facts), definitions=definitions, runner=_run_steps)
     return _check_one(step, context)[0]
+
+
+_core.STANDALONE = _check_step_alone  # Step.check runs the kernel's own step loop
 
 
 # --------------------------------------------------------------------------------------
@@ -523,11 +529,11 @@ def _hash_of(cites: Sequence[Claim], results: Sequence[ClaimResult]) -> Callable
 
 def _citations(
     claim: Claim, results: Sequence[ClaimResult]
-) -> Callable[[Claim], ClaimResult | str]:
+) -> Callable[[CitedClaim], CitedResult | str]:
     """How a Cite step of ``claim`` finds a cited claim's result: the very object."""
     by_identity = {id(cited): result for cited, result in zip(claim.cites, results, strict=True)}
 
-    def find(cited: Claim) -> ClaimResult | str:
+    def find(cited: CitedClaim) -> CitedResult | str:
         result = by_identity.get(id(cited))
         if result is None:
             return (

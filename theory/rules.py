@@ -12,12 +12,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from softmax_dispersion.theory._core import Context, ProofError, Step, frozen_inputs
+from softmax_dispersion.theory._core import CitedClaim, Context, ProofError, Step, frozen_inputs
 from softmax_dispersion.theory._deciders import (
     decide_identity,
     leading_term_limit,
@@ -34,9 +34,6 @@ from softmax_dispersion.theory.definitions import (
     SumOver,
     name_of,
 )
-
-if TYPE_CHECKING:
-    from softmax_dispersion.theory.kernel import Claim
 
 __all__ = [
     "Cite",
@@ -666,7 +663,7 @@ class Cite(Step):
     assumptions must follow from the facts (z3), and its statement is concluded.
     """
 
-    claim: Claim
+    claim: CitedClaim
     description: str
     method: ClassVar[str] = "rule: a verified claim, its assumptions discharged"
 
@@ -695,7 +692,7 @@ class Cite(Step):
         return f"{claim.id} verified (hash {outcome.content_hash[:12]}); its assumptions hold"
 
 
-def _compatible(context: Context, cited: Definitions, claim: Claim) -> None:
+def _compatible(context: Context, cited: Definitions, claim: CitedClaim) -> None:
     """The cited claim's definitions mean the same here (its families at most wider)."""
     families: dict[str, Family] = {}
     for definition in cited.mentioned([claim.statement, *claim.assumptions]):
