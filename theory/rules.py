@@ -514,28 +514,15 @@ class WeightedSum(Step):
 
 
 @dataclass(frozen=True)
-class ConvexCombination(Step):
+class ConvexCombination(WeightedSum):
     """Rule: weights ``w_j >= 0`` that add up to 1 and ``lo <= f_j`` give ``lo <= Σ w_j f_j``.
 
-    As :class:`WeightedSum`, and the facts must imply that the weights' sum is 1 (which
-    some step proved, or an assumption states: a count is never a proof of it).
+    As :class:`WeightedSum` (the same inputs), and the facts must imply that the
+    weights' sum is 1 (which some step proved, or an assumption states: a count is never
+    a proof of it).
     """
 
-    total: SumLike
-    weights: SumLike
-    value: sp.Expr
-    lower: sp.Expr | None
-    upper: sp.Expr | None
-    description: str
-    termwise: Sequence[Step] = ()
     method: ClassVar[str] = "rule: convex combination"
-    generic_fields: ClassVar[tuple[str, ...]] = ("value",)
-
-    def __post_init__(self) -> None:
-        frozen_inputs(self)
-
-    def sub_steps(self) -> tuple[Step, ...]:
-        return tuple(self.termwise)
 
     @property
     def conclusion(self) -> sp.Basic:
@@ -545,9 +532,7 @@ class ConvexCombination(Step):
         context.require(
             sp.Eq(self.weights.symbol, 1, evaluate=False), "that the weights add up to 1"
         )
-        _weighted(
-            context, self.total, self.weights, self.value, self.lower, self.upper, self.termwise
-        )
+        super().decide(context)
         return "weights >= 0 adding up to 1; termwise bounds implied by the facts"
 
 
