@@ -15,13 +15,14 @@ The printer is driven by the sympy tree alone, never by what a symbol is called:
 
 * every free symbol becomes a universally quantified real; assumptions become
   hypotheses, in their order; the statement is the conclusion;
-* a named sum ``S = Σ_j term(x_j)`` over ``count`` terms becomes a list ``x_js : list R``
-  with ``INR (length x_js) = count`` (or, for a weighted sum, weights adding up to
-  ``count``), the hypothesis ``S = fold_right Rplus 0 (map (fun x_j : R => term) x_js)``,
-  and every assumption about the summation index ``x_j`` holds for each member of the
-  list (``forall x_j : R, In x_j x_js -> ...``);
+* a named sum ``S = Σ_j term(x_j)`` over a family of ``count`` members becomes a list
+  ``x_js : list R`` with ``INR (length x_js) = count`` and the hypothesis
+  ``S = fold_right Rplus 0 (map (fun x_j : R => term) x_js)``, and every relation of the
+  family's domain holds for each member of the list (``forall x_j : R, In x_j x_js ->
+  ...``, after the assumptions); sums over one family range over one list;
+* an abbreviation ``H := expression`` becomes the hypothesis ``H = expression``;
 * a named root ``r`` of a polynomial, isolated in ``(lo, hi)``, becomes the hypotheses
-  ``poly(r) = 0``, ``lo < r`` and ``r < hi`` — the very facts the sympy kernel concludes;
+  ``poly(r) = 0``, ``lo < r`` and ``r < hi`` — the very facts the sympy kernel adds;
 * ``exp``, ``log``, integer powers, symbolic powers (``Rpower``, the real power of a
   positive base), ``Max``/``Min`` (``Rmax``/``Rmin``), ``Abs`` (``Rabs``), ``Piecewise``
   (``if Rlt_dec … then … else …``) and limits at infinity (Coquelicot's
@@ -35,20 +36,20 @@ statement back into sympy, so that a test can compare it with the claim it came 
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import sympy as sp
 
-from softmax_dispersion.theory.kernel import Claim, RealRoots, Step, SumOver
+from softmax_dispersion.theory.kernel import Claim, Let, RealRoot, SumOver
 
 __all__ = [
     "STATEMENTS_HEADER",
     "CoqPrintError",
     "CoqPrinter",
     "Family",
+    "LetDefinition",
     "RootDefinition",
     "SumDefinition",
     "claim_definitions",
@@ -130,17 +131,32 @@ class CoqPrintError(ValueError):
 
 @dataclass(frozen=True)
 class SumDefinition:
-    """``symbol = Σ_j weight_j · term_j`` over a family indexed by the symbol ``index``.
+    """``symbol = Σ_j term_j`` over a family of ``count`` members indexed by ``index``.
 
-    Without ``weight`` the family has ``count`` members; with one, the weights add up to
-    ``count`` (the kernel's :class:`~softmax_dispersion.theory.kernel.SumOver`).
+    Every member satisfies ``domain`` (the kernel's
+    :class:`~softmax_dispersion.theory.definitions.SumOver` over its
+    :class:`~softmax_dispersion.theory.definitions.Family`, named ``family_name``).
     """
 
     symbol: sp.Symbol
     term: sp.Expr
     index: sp.Symbol
     count: sp.Expr
-    weight: sp.Expr | None = None
+    domain: tuple[sp.Basic, ...] = ()
+    family_name: str = ""
+
+
+@dataclass(frozen=True)
+class LetDefinition:
+    """``symbol = expression``: the kernel's :class:`~softmax_dispersion.theory.definitions.Let`."""
+
+    symbol: sp.Symbol
+    expression: sp.Expr
+
+    @property
+    def fact(self) -> sp.Basic:
+        """The defining equation."""
+        return sp.Eq(self.symbol, self.expression, evaluate=False)
 
 
 @dataclass(frozen=True)
@@ -155,7 +171,7 @@ class RootDefinition:
 
     @property
     def facts(self) -> tuple[sp.Basic, ...]:
-        """The defining facts, as :class:`~softmax_dispersion.theory.kernel.RealRoots` has them."""
+        """The defining facts, as the kernel's ``RealRoot`` adds them."""
         return (
             sp.Eq(self.poly.subs(self.var, self.symbol), 0),
             sp.Lt(self.lower, self.symbol, evaluate=False),
@@ -163,47 +179,21 @@ class RootDefinition:
         )
 
 
-Definition = SumDefinition | RootDefinition
-
-
-def _steps_with_cited(claim: Claim) -> Iterable[Step]:
-    seen: set[int] = set()
-    stack = [claim]
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield from current.proof()
-        stack.extend(current.cites)
-
-
-def _sums_in(step: Step) -> Iterable[SumOver]:
-    for value in vars(step).values():
-        if isinstance(value, SumOver):
-            yield value
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                parts = item if isinstance(item, tuple) else (item,)
-                yield from (part for part in parts if isinstance(part, SumOver))
+Definition = SumDefinition | LetDefinition | RootDefinition
 
 
 def claim_definitions(claim: Claim) -> tuple[Definition, ...]:
     """The definitions that give the claim's symbols their meaning.
 
-    A claim whose record carries its definitions (``claim.definitions``) is read from
-    there.  Otherwise they are collected from the proof objects the kernel checks: the
-    :class:`~softmax_dispersion.theory.kernel.SumOver` sums and
-    :class:`~softmax_dispersion.theory.kernel.RealRoots` roots of the claim's proof
-    and of the proofs it cites, keeping those whose defined symbol or summation index
-    occurs in the claim's statement or assumptions, and then those that the kept
-    definitions use, until nothing is added.
+    They are the claim's recorded definitions (``claim.definitions``, checked by the
+    kernel), keeping those whose defined symbol occurs in the claim's statement or
+    assumptions, and then those that the kept definitions use, until nothing is added.
 
     Raises
     ------
     CoqPrintError
-        When one symbol is given two different definitions, or a sum has more than one
-        index symbol.
+        When one symbol is given two different definitions, or a definition has no Coq
+        form here (a sum over more than one index symbol, a sum named by a function).
 
     Examples
     --------
@@ -213,21 +203,7 @@ def claim_definitions(claim: Claim) -> tuple[Definition, ...]:
     >>> claim_definitions(claim_by_id("T2"))
     ()
     """
-    recorded = getattr(claim, "definitions", None)
-    candidates: list[Definition] = []
-    if recorded is not None:
-        candidates = [_as_definition(d) for d in recorded]
-    else:
-        for step in _steps_with_cited(claim):
-            for total in _sums_in(step):
-                candidates.append(_sum_definition(total))
-            if isinstance(step, RealRoots):
-                for (lower, upper), name in zip(step.intervals, step.names, strict=True):
-                    candidates.append(
-                        RootDefinition(
-                            name, step.poly, step.var, sp.Rational(lower), sp.Rational(upper)
-                        )
-                    )
+    candidates = [_as_definition(d) for d in claim.definitions]
     for definition in candidates:
         clash = [d for d in candidates if d.symbol == definition.symbol and d != definition]
         if clash:
@@ -250,9 +226,7 @@ def claim_definitions(claim: Claim) -> tuple[Definition, ...]:
 
 
 def _mentions(definition: Definition) -> set[sp.Symbol]:
-    """The symbols whose use calls for this definition: its name (and a sum's index)."""
-    if isinstance(definition, SumDefinition):
-        return {definition.symbol, definition.index}
+    """The symbols whose use calls for this definition: its name."""
     return {definition.symbol}
 
 
@@ -260,31 +234,39 @@ def _uses(definition: Definition) -> set[sp.Symbol]:
     """The symbols a definition's right-hand side uses."""
     if isinstance(definition, RootDefinition):
         return set(sp.Tuple(*definition.facts).free_symbols)
-    pieces = [definition.term, definition.count]
-    if definition.weight is not None:
-        pieces.append(definition.weight)
+    if isinstance(definition, LetDefinition):
+        return set(definition.expression.free_symbols)
+    pieces = [definition.term, definition.count, *definition.domain]
     return set(sp.Tuple(*pieces).free_symbols) - {definition.index}
 
 
 def _as_definition(recorded: object) -> Definition:
-    if isinstance(recorded, (SumDefinition, RootDefinition)):
+    if isinstance(recorded, (SumDefinition, LetDefinition, RootDefinition)):
         return recorded
     if isinstance(recorded, SumOver):
         return _sum_definition(recorded)
+    if isinstance(recorded, Let):
+        return LetDefinition(recorded.symbol, recorded.expression)
+    if isinstance(recorded, RealRoot):
+        return RootDefinition(
+            recorded.symbol, recorded.polynomial, recorded.var, recorded.lower, recorded.upper
+        )
     raise CoqPrintError(f"a definition the printer does not know: {recorded!r}")
 
 
 def _sum_definition(total: SumOver) -> SumDefinition:
-    if len(total.index) != 1 or not isinstance(total.symbol, sp.Symbol):
+    family = total.family
+    if len(family.index) != 1 or not isinstance(total.symbol, sp.Symbol):
         raise CoqPrintError(
             f"the sum {total.symbol} needs one index symbol and a symbol for its name"
         )
     return SumDefinition(
         total.symbol,
         sp.sympify(total.term),
-        total.index[0],
-        sp.sympify(total.count),
-        None if total.weight is None else sp.sympify(total.weight),
+        family.index[0],
+        sp.sympify(family.count),
+        tuple(family.domain),
+        family.name,
     )
 
 
@@ -505,16 +487,16 @@ class CoqPrinter:
         return text
 
 
-Family = tuple[sp.Symbol, sp.Expr, "sp.Expr | None"]
-"""A family of summands: its index symbol, its count and its weights (``None``: unweighted).
+Family = tuple[str, sp.Symbol, sp.Expr, tuple[sp.Basic, ...]]
+"""A family of summands: its name, index symbol, count and domain.
 
-Sums over one family (same index, count and weights) range over one list; sums that
-differ in any of the three range over lists of their own."""
+Sums over one family range over one list; sums over different families (even of one
+index symbol) range over lists of their own."""
 
 
 def family(definition: SumDefinition) -> Family:
     """The family a sum ranges over."""
-    return (definition.index, definition.count, definition.weight)
+    return (definition.family_name, definition.index, definition.count, definition.domain)
 
 
 @dataclass(frozen=True)
@@ -535,8 +517,9 @@ def _layout(claim: Claim, definitions: Sequence[Definition]) -> _Layout:
     for d in definitions:
         symbols.add(d.symbol)
         if isinstance(d, SumDefinition):
-            pieces = [d.term, d.count] + ([] if d.weight is None else [d.weight])
-            symbols |= sp.Tuple(*pieces).free_symbols
+            symbols |= sp.Tuple(d.term, d.count, *d.domain).free_symbols
+        elif isinstance(d, LetDefinition):
+            symbols |= d.expression.free_symbols
     if claim.statement.free_symbols & indices:
         raise CoqPrintError("the statement uses a summation index outside its sum")
     for d in sums:
@@ -572,30 +555,25 @@ def _hypotheses(claim: Claim, definitions: Sequence[Definition], layout: _Layout
         if isinstance(d, RootDefinition):
             lines += [printer._wrap(printer._prop(f), IMP - 1) for f in d.facts]
             continue
+        if isinstance(d, LetDefinition):
+            lines.append(printer._wrap(printer._prop(d.fact), IMP - 1))
+            continue
         list_name = list_of[family(d)]
         count = printer._wrap(printer._expr(d.count), REL - 1)
         if list_name not in counted:
             counted.add(list_name)
-            if d.weight is None:
-                lines.append(f"INR (length {list_name}) = {count}")
-            else:
-                lines.append(f"{_list_sum(printer, d.index, list_name, d.weight)} = {count}")
-        term = d.term if d.weight is None else d.weight * d.term
-        lines.append(f"{printer.names[d.symbol]} = {_list_sum(printer, d.index, list_name, term)}")
+            lines.append(f"INR (length {list_name}) = {count}")
+        lines.append(
+            f"{printer.names[d.symbol]} = {_list_sum(printer, d.index, list_name, d.term)}"
+        )
     for assumption in claim.assumptions:
-        # An assumption about a summation index holds for every member of every list
-        # indexed by it (every combination, when it names several indices).
-        choices = [
-            [(f[0], name) for f, name in layout.lists if f[0] == index]
-            for index in sorted({f[0] for f, _ in layout.lists}, key=lambda s: s.name)
-            if index in assumption.free_symbols
-        ]
-        for combination in itertools.product(*choices):
-            text = printer._wrap(printer._prop(assumption), IMP - 1)
-            for index, list_name in reversed(combination):
-                variable = printer.names[index]
-                text = f"(forall {variable} : R, In {variable} {list_name} -> {text})"
-            lines.append(text)
+        lines.append(printer._wrap(printer._prop(assumption), IMP - 1))
+    # Every member of a family's list satisfies the family's domain.
+    for (_, index, _, domain), list_name in layout.lists:
+        variable = printer.names[index]
+        for relation in domain:
+            text = printer._wrap(printer._prop(relation), IMP - 1)
+            lines.append(f"(forall {variable} : R, In {variable} {list_name} -> {text})")
     return lines
 
 

@@ -15,7 +15,6 @@ connectives), so that a wrong entry in the printer is not repeated here.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -25,9 +24,11 @@ from typing import Any
 import sympy as sp
 
 from softmax_dispersion.theory.coq import (
+    LetDefinition,
     RootDefinition,
     SumDefinition,
     claim_definitions,
+    family,
     printed_names,
 )
 from softmax_dispersion.theory.kernel import Claim
@@ -501,11 +502,12 @@ def statement_mismatches(
 
     * every named sum of the claim is defined by exactly one hypothesis
       ``symbol = Σ term`` over some list, with the sympy term and index of the sum, and
-      that list carries exactly one count hypothesis, the sum's own (``INR (length ℓ) =
-      count``, or weights adding up to ``count``); no other sum is defined;
-    * every named root's isolating facts are hypotheses;
-    * every assumption is a hypothesis, quantified over every list whose index it names
-      (and over no other), and no hypothesis is left over;
+      that list carries exactly one count hypothesis, the family's own
+      (``INR (length ℓ) = count``); sums over different families range over different
+      lists; no other sum is defined;
+    * every named root's isolating facts, every abbreviation's equation and every
+      assumption are hypotheses; every relation of a family's domain is a hypothesis
+      quantified over the family's list (and over no other); no hypothesis is left over;
     * the conclusion is the claim's statement; the real binders are exactly the free
       identifiers used, the list binders exactly the lists used.
 
@@ -546,6 +548,7 @@ def statement_mismatches(
             facts.append(hypothesis)
 
     index_of: dict[str, sp.Symbol] = {}
+    family_of: dict[str, tuple[object, ...]] = {}
     for symbol, d in sums.items():
         got = defined.pop(symbol, None)
         if got is None:
@@ -553,42 +556,38 @@ def statement_mismatches(
             continue
         name = got.lists[0]
         index_of.setdefault(name, d.index)
-        term = d.term if d.weight is None else d.weight * d.term
+        if family_of.setdefault(name, family(d)) != family(d):
+            problems.append(f"the list {name} ranges over two families")
         if got.over != (d.index,) or index_of[name] != d.index:
             problems.append(f"{symbol} sums over {got.over}, expected {d.index}")
-        if _key(got.expr) != _key(term):
-            problems.append(f"{symbol}'s term {sp.sstr(got.expr)} != {sp.sstr(term)}")
+        if _key(got.expr) != _key(d.term):
+            problems.append(f"{symbol}'s term {sp.sstr(got.expr)} != {sp.sstr(d.term)}")
         listed = counts.get(name, [])
         if len(listed) != 1:
             problems.append(f"the list {name} of {symbol} has {len(listed)} count hypotheses")
             continue
         [count] = listed
-        want = "length" if d.weight is None else "weights"
-        if count.kind != want or count.count != d.count:
+        if count.kind != "length" or count.count != d.count:
             problems.append(
                 f"the list {name} of {symbol}: a {count.kind} of {count.count}, "
-                f"expected a {want} of {d.count}"
+                f"expected a length of {d.count}"
             )
-        if d.weight is not None and (
-            count.over != (d.index,) or _key(count.expr) != _key(d.weight)
-        ):
-            problems.append(f"the weights of {name}: {sp.sstr(count.expr)} != {d.weight}")
+    if len(set(family_of.values())) != len(family_of):
+        problems.append("one family ranges over two lists")
     for symbol in defined:
         problems.append(f"{symbol} is defined by a sum the claim does not have")
     for name in set(counts) - set(index_of):
         problems.append(f"the list {name} is counted but no sum ranges over it")
 
     expected: list[tuple[str, tuple[tuple[sp.Symbol, str], ...]]] = []
-    for root in definitions:
-        if isinstance(root, RootDefinition):
-            expected += [(_key(f), ()) for f in root.facts]
-    lists_by_index: dict[sp.Symbol, list[str]] = {}
-    for name, index in index_of.items():
-        lists_by_index.setdefault(index, []).append(name)
-    for assumption in claim.assumptions:
-        used = sorted(set(lists_by_index) & assumption.free_symbols, key=lambda s: s.name)
-        for combination in itertools.product(*([(i, n) for n in lists_by_index[i]] for i in used)):
-            expected.append((_key(assumption), tuple(sorted(combination, key=str))))
+    for definition in definitions:
+        if isinstance(definition, RootDefinition):
+            expected += [(_key(f), ()) for f in definition.facts]
+        elif isinstance(definition, LetDefinition):
+            expected.append((_key(definition.fact), ()))
+    expected += [(_key(assumption), ()) for assumption in claim.assumptions]
+    for name, (_, index, _, domain) in family_of.items():  # type: ignore[misc]
+        expected += [(_key(relation), ((index, name),)) for relation in domain]
     got_facts = [
         (_key(f.expr), tuple(sorted(zip(f.over, f.lists, strict=True), key=str))) for f in facts
     ]

@@ -26,7 +26,7 @@ from softmax_dispersion.theory.coq_proofs import formalised_ids
 from softmax_dispersion.theory.coq_reader import CoqReadError, statement_mismatches
 
 FORMALISED = formalised_ids()
-UNPRINTABLE = {"T7", "T9", "T12"}  # sums named by a number or a function, derivatives
+UNPRINTABLE = {"T7", "T9", "T12"}  # sums named by a function or over several indices, derivatives
 
 
 def mismatches(claim_id: str) -> list[str]:
@@ -189,20 +189,39 @@ def test_coq_names_avoid_coq_vocabulary_and_each_other() -> None:
     assert coq.coq_name(sp.Symbol("x"), taken=["x"]) == "x2"
 
 
+def _two_families() -> object:
+    """Z over all n logits, S over the n − 1 others: one index, two families."""
+    from softmax_dispersion.theory.kernel import Family, SumOver
+
+    e, n, z, s = sp.symbols("e_j n Z S", real=True)
+    everyone = Family("everyone", (e,), n, (sp.Le(e, 0),))
+    others = Family("others", (e,), n - 1, (sp.Le(e, 0),))
+    total = SumOver(z, sp.exp(e), everyone)
+    rest = SumOver(s, sp.exp(e), others)
+    return _claim_with([total, rest], sp.Le(s, z))
+
+
 def test_two_families_over_one_index_get_two_lists() -> None:
-    # T6's entropy sums over all n logits (weights adding up to 1), T1's S over the n − 1
-    # others: one summation index, two families, two lists, each with its own count.
-    text = coq_statement(claim_by_id("T6"))
+    claim = _two_families()
+    text = coq_statement(claim)  # type: ignore[arg-type]
     assert "(e_js e_js2 : list R)" in text
-    assert "INR (length e_js) = n - 1" in text
-    assert "e_js2) = 1 ->" in text
-    assert mismatches("T6") == []
+    assert "INR (length e_js) = n ->" in text and "INR (length e_js2) = n - 1 ->" in text
+    assert "(forall e_j : R, In e_j e_js2 -> e_j <= 0)" in text
+    assert mismatches_of(claim) == []
 
 
 def test_round_trip_catches_families_merged_by_index() -> None:
-    with patched(coq, "family", lambda d: (d.index, None, None)):
-        problems = mismatches("T6")
-    assert any("count hypotheses" in p or "expected a weights" in p for p in problems), problems
+    claim = _two_families()
+    with patched(coq, "family", lambda d: ("", d.index, None, ())):
+        problems = mismatches_of(claim)
+    assert any("count hypotheses" in p or "two families" in p for p in problems), problems
+
+
+def test_t6_defines_its_entropy_by_its_equation() -> None:
+    text = coq_statement(claim_by_id("T6"))
+    assert "H = H_others - exp (e_k / theta) * ln" in text
+    assert "(forall e_j : R, In e_j e_js -> e_j <= e_k)" in text
+    assert mismatches("T6") == []
 
 
 @pytest.mark.parametrize(
@@ -249,27 +268,29 @@ def test_reader_follows_coq_precedence() -> None:
 def _claim_with(definitions: list[object], statement: sp.Basic) -> object:
     from softmax_dispersion.theory.kernel import Claim
 
-    claim = Claim("T99", "a test claim", statement, [], "test", proof=lambda: [])
-    claim.definitions = definitions  # type: ignore[attr-defined]
-    return claim
+    return Claim(
+        "T99", "a test claim", statement, [], "test", proof=lambda: [], definitions=definitions
+    )  # type: ignore[arg-type]
 
 
 def test_definitions_used_by_definitions_are_kept() -> None:
-    from softmax_dispersion.theory.kernel import SumOver
+    from softmax_dispersion.theory.kernel import Family, Let, SumOver
 
-    u, v, a_sum, b_sum, count = sp.symbols("u v A B k", real=True)
-    inner = SumOver(a_sum, sp.exp(u), (u,), count)
-    outer = SumOver(b_sum, a_sum * sp.exp(v), (v,), count)
-    claim = _claim_with([inner, outer], sp.Gt(b_sum, 0))
-    assert {d.symbol for d in claim_definitions(claim)} == {a_sum, b_sum}  # type: ignore[arg-type]
+    u, v, a_sum, b_sum, c_let, count = sp.symbols("u v A B C k", real=True)
+    inner = SumOver(a_sum, sp.exp(u), Family("us", (u,), count))
+    outer = SumOver(b_sum, a_sum * sp.exp(v), Family("vs", (v,), count))
+    twice = Let(c_let, 2 * b_sum)
+    claim = _claim_with([inner, outer, twice], sp.Gt(c_let, 0))
+    assert {d.symbol for d in claim_definitions(claim)} == {a_sum, b_sum, c_let}  # type: ignore[arg-type]
     assert mismatches_of(claim) == []
 
 
 def test_a_symbol_defined_twice_is_refused() -> None:
-    from softmax_dispersion.theory.kernel import SumOver
+    from softmax_dispersion.theory.kernel import Family, SumOver
 
     u, a_sum, count = sp.symbols("u A k", real=True)
-    one, two = SumOver(a_sum, sp.exp(u), (u,), count), SumOver(a_sum, u, (u,), count)
+    us = Family("us", (u,), count)
+    one, two = SumOver(a_sum, sp.exp(u), us), SumOver(a_sum, u, us)
     with pytest.raises(CoqPrintError, match="defined twice"):
         claim_definitions(_claim_with([one, two], sp.Gt(a_sum, 0)))  # type: ignore[arg-type]
 

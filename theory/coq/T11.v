@@ -147,8 +147,10 @@ Qed.
 Theorem T11 : T11_statement.
 Proof.
   unfold T11_statement.
-  intros H Ha delta h n pmax rh rl l Hrl Hrl0 Hrl1 Hrh Hrh0 Hrh1 Hh Hh0 Hh1 Hw HHa
-    Hn Hdelta Hp0 Hpmax Hpn Hthr.
+  intros H Ha W delta h n pmax rh rl l Hrl Hrl0 Hrl1 Hrh Hrh0 Hrh1 Hh Hh0 Hh1 Hlen HW HHa
+    Hn Hdelta Hpmax0 Hpn HW1 Hthr Hp0 Hpmax.
+  (* the coefficients add up to one *)
+  assert (Hw : fold_right Rplus 0 (map (fun p => p) l) = 1) by (rewrite <- HW; exact HW1).
   assert (Hpl : P rl = 1) by (unfold P; lra).
   assert (Hph : P rh = 1) by (unfold P; lra).
   assert (Hdh : dP h = 0) by (unfold dP; lra).

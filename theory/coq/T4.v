@@ -8,7 +8,7 @@ Open Scope R_scope.
 Theorem T4 : T4_statement.
 Proof.
   unfold T4_statement.
-  intros M S e_k eps m n theta l Hlen HS Htheta Hmk HkM Hmj HjM Hn He0 He1.
+  intros M S e_k eps m n theta l Hlen HS Htheta Hmk HkM Hn He0 He1 Hmj HjM.
   destruct (T1 M S e_k m n theta l Hlen HS Htheta Hn Hmk HkM Hmj HjM)
     as [_ [Hup [_ Hspike]]].
   set (c := exp ((M - m) / theta)) in *.

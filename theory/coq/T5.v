@@ -7,7 +7,7 @@ Open Scope R_scope.
 Theorem T5 : T5_statement.
 Proof.
   unfold T5_statement.
-  intros M S e_k eps m n theta l Hlen HS Htheta Hmk HkM Hmj HjM Hn He0 He1 Hsharp.
+  intros M S e_k eps m n theta l Hlen HS Htheta Hmk HkM Hn He0 He1 Hsharp Hmj HjM.
   assert (Hn1 : n >= 1) by lra.
   destruct (T1 M S e_k m n theta l Hlen HS Htheta Hn1 Hmk HkM Hmj HjM) as [_ [Hup _]].
   rewrite <- (ln_exp ((M - m) / theta)).
