@@ -24,6 +24,7 @@ from typing import Any
 import sympy as sp
 
 from softmax_dispersion.theory.coq import (
+    Family,
     LetDefinition,
     RootDefinition,
     SumDefinition,
@@ -548,7 +549,7 @@ def statement_mismatches(
             facts.append(hypothesis)
 
     index_of: dict[str, sp.Symbol] = {}
-    family_of: dict[str, tuple[object, ...]] = {}
+    family_of: dict[str, Family] = {}
     for symbol, d in sums.items():
         got = defined.pop(symbol, None)
         if got is None:
@@ -586,7 +587,7 @@ def statement_mismatches(
         elif isinstance(definition, LetDefinition):
             expected.append((_key(definition.fact), ()))
     expected += [(_key(assumption), ()) for assumption in claim.assumptions]
-    for name, (_, index, _, domain) in family_of.items():  # type: ignore[misc]
+    for name, (_, index, _, domain) in family_of.items():
         expected += [(_key(relation), ((index, name),)) for relation in domain]
     got_facts = [
         (_key(f.expr), tuple(sorted(zip(f.over, f.lists, strict=True), key=str))) for f in facts
