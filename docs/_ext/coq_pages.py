@@ -40,6 +40,7 @@ def statements_fragment() -> str:
     from softmax_dispersion.theory import all_claims
     from softmax_dispersion.theory.coq import (
         CoqPrintError,
+        LetDefinition,
         RootDefinition,
         claim_definitions,
         coq_statement,
@@ -75,16 +76,16 @@ def statements_fragment() -> str:
                 if isinstance(d, RootDefinition):
                     facts = r",\ ".join(sp.latex(f) for f in d.facts)
                     lines += _math(rf"{sp.latex(d.symbol)}:\ {facts}")
+                elif isinstance(d, LetDefinition):
+                    lines += _math(sp.latex(d.fact))
                 else:
-                    term = d.term if d.weight is None else d.weight * d.term
                     index = sp.latex(d.index)
-                    count = (
-                        rf"\text{{over }} {sp.latex(d.count)} \text{{ values of }} {index}"
-                        if d.weight is None
-                        else rf"\text{{weights adding up to }} {sp.latex(d.count)}"
-                    )
+                    domain = r",\ ".join(sp.latex(r) for r in d.domain)
+                    count = rf"\text{{over }} {sp.latex(d.count)} \text{{ values of }} {index}"
+                    if domain:
+                        count += rf"\text{{, each with }} {domain}"
                     lines += _math(
-                        rf"{sp.latex(d.symbol)} = \sum_{{{index}}} {sp.latex(term)}"
+                        rf"{sp.latex(d.symbol)} = \sum_{{{index}}} {sp.latex(d.term)}"
                         rf"\quad ({count})"
                     )
         lines += [
