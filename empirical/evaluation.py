@@ -10,63 +10,155 @@ from typing import Any
 
 import torch
 
+import numpy as np
+
 from softmax_dispersion.empirical.bound_check import check_gap_floor, check_t1
 from softmax_dispersion.empirical.config import ExperimentConfig
 from softmax_dispersion.empirical.model import MaxRetrievalModel
 from softmax_dispersion.empirical.normalisers import (
+    LogN,
     Normalised,
     Normaliser,
     ScalableSoftmax,
     make_normaliser,
+    rule_entropy,
 )
-from softmax_dispersion.empirical.task import MaxRetrievalBatch, max_retrieval_batch
+from softmax_dispersion.empirical.progress import Progress, ProgressMode
+from softmax_dispersion.empirical.task import (
+    MaxRetrievalBatch,
+    gap_controlled_batch,
+    max_retrieval_batch,
+)
 from softmax_dispersion.empirical.training import data_seed
+from softmax_dispersion.empirical.typical import TypicalSetLaw
 
-__all__ = ["HEATMAP_ITEMS", "Evaluation", "evaluate", "test_chunks"]
+__all__ = [
+    "BETA_BINS",
+    "ENTROPY_BINS",
+    "HEATMAP_ITEMS",
+    "Evaluation",
+    "evaluate",
+    "evaluate_gap_sets",
+    "fixed_beta",
+    "test_chunks",
+]
 
 HEATMAP_ITEMS = 16
 """The heat-map shows the weights on the sets' 16 highest-priority items."""
 
+ENTROPY_BINS = tuple(0.25 * k for k in range(41))
+"""Edges (nats) of the entropy histograms: 0 to 10 in steps of 0.25."""
+
+BETA_BINS = tuple(1 + 0.05 * k for k in range(31))
+"""Edges of the inverse-temperature histograms: 1 to 2.5 in steps of 0.05."""
+
 
 @dataclass
 class Evaluation:
-    """Per (normaliser, seed, size) summaries, and the heat-map rows of the first seed."""
+    """Per (normaliser, seed, size) summaries, heat-map rows of the first seed, and per
+    (normaliser, seed, size) histograms of the entropy and of ``β``."""
 
     rows: list[dict[str, Any]]
     heatmaps: dict[str, dict[int, list[list[float]]]]
+    histograms: dict[str, dict[int, dict[int, dict[str, list[int]]]]]
 
 
 def test_chunks(
-    config: ExperimentConfig, seeds: list[int], n: int, device: torch.device
+    config: ExperimentConfig,
+    seeds: list[int],
+    n: int,
+    device: torch.device,
+    *,
+    lead: float | None = None,
+    sets: int | None = None,
+    stream: str = "test",
 ) -> Iterator[tuple[torch.Tensor, MaxRetrievalBatch]]:
     """The test sets of size ``n`` for each seed, stacked, in chunks of bounded size.
 
     Yields ``(items, batch)`` with ``items`` of shape ``(seeds, sets, n, features)``;
     a chunk holds at most ``config.chunk_items`` items per seed (at least one set).
     Each set is drawn from its own generator (:func:`data_seed`), so the sets depend on
-    the seed, ``n`` and their index only, not on the chunking.
+    the seed, ``n`` and their index only, not on the chunking.  With ``lead`` the sets are
+    gap-controlled (:func:`~softmax_dispersion.empirical.task.gap_controlled_batch`);
+    ``sets`` overrides ``config.test_sets``; ``stream`` names another stream of uniform
+    sets (``"fit"``: the adaptive rule's refit).
     """
+    total = config.test_sets if sets is None else sets
     per_chunk = max(1, config.chunk_items // n)
-    for start in range(0, config.test_sets, per_chunk):
-        sets = range(start, min(start + per_chunk, config.test_sets))
-        per_seed = [_test_sets(config, seed, n, sets, device) for seed in seeds]
+    for start in range(0, total, per_chunk):
+        indices = range(start, min(start + per_chunk, total))
+        per_seed = [_test_sets(config, seed, n, indices, device, lead, stream) for seed in seeds]
         stacked = MaxRetrievalBatch(*(torch.stack(parts) for parts in zip(*per_seed, strict=True)))
         yield stacked.items, stacked
 
 
 def _test_sets(
-    config: ExperimentConfig, seed: int, n: int, indices: range, device: torch.device
+    config: ExperimentConfig,
+    seed: int,
+    n: int,
+    indices: range,
+    device: torch.device,
+    lead: float | None,
+    stream: str = "test",
 ) -> MaxRetrievalBatch:
-    sets = [
-        max_retrieval_batch(
-            1,
-            n,
-            classes=config.classes,
-            generator=torch.Generator(device).manual_seed(data_seed(seed, "test", n, index)),
-        )
-        for index in indices
-    ]
+    def draw(index: int) -> MaxRetrievalBatch:
+        if lead is None:
+            generator = torch.Generator(device).manual_seed(data_seed(seed, stream, n, index))
+            return max_retrieval_batch(1, n, classes=config.classes, generator=generator)
+        gap_seed = data_seed(seed, "gap", n, index + 10**6 * round(lead * 10**4))
+        generator = torch.Generator(device).manual_seed(gap_seed)
+        return gap_controlled_batch(1, n, lead=lead, classes=config.classes, generator=generator)
+
+    sets = [draw(index) for index in indices]
     return MaxRetrievalBatch(*(torch.cat(parts) for parts in zip(*sets, strict=True)))
+
+
+def fixed_beta(normaliser: Normaliser, member: int, n: int) -> float | None:
+    """The inverse temperature a head applies at size ``n``, from its definition alone.
+
+    ``1`` for softmax and the bounded heads, ``s·log n`` for SSMax (``s`` the member's
+    learned scale), ``log n`` for log-n scaling; ``None`` when ``β`` depends on the set
+    (adaptive temperature) or the weights are not a softmax (entmax, sparsemax).  T13's
+    prediction uses this value, never the ``β`` a normaliser reports, so that weights
+    computed at the wrong ``β`` are caught.
+    """
+    if not normaliser.softmax_family or normaliser.train_with != normaliser.name:
+        return None
+    if isinstance(normaliser, ScalableSoftmax):
+        return float(normaliser.s[member]) * math.log(n)
+    if isinstance(normaliser, LogN):
+        return math.log(n)
+    return 1.0
+
+
+def _typical_band(
+    laws: list[TypicalSetLaw],
+    normaliser: Normaliser,
+    batch: MaxRetrievalBatch,
+    weights: torch.Tensor,
+    eta: float,
+    lead: float = 0.0,
+) -> dict[str, torch.Tensor] | None:
+    """T13 per set: the mean-field value, the band and whether the top weight is outside."""
+    n = weights.shape[-1]
+    if n < 2:
+        return None
+    betas = [fixed_beta(normaliser, member, n) for member in range(len(laws))]
+    if any(beta is None for beta in betas):
+        return None
+    top_weight = weights.gather(-1, batch.top[..., None])[..., 0].double().cpu().numpy()
+    top_priority = batch.items[..., 0].gather(-1, batch.top[..., None])[..., 0].double().cpu().numpy()
+    labels = batch.target.cpu().numpy()
+    parts: dict[str, list[np.ndarray[Any, Any]]] = defaultdict(list)
+    for member, (law, beta) in enumerate(zip(laws, betas, strict=True)):
+        assert beta is not None
+        band = law.band(top_priority[member], labels[member], n=n, beta=beta, eta=eta, lead=lead)
+        parts["t13_outside"].append(band.outside(top_weight[member]))
+        parts["t13_mean_field"].append(band.mean_field)
+        parts["t13_lower"].append(band.lower)
+        parts["t13_upper"].append(band.upper)
+        parts["t13_bound"].append(band.bound)
+    return {key: torch.from_numpy(np.stack(v)).double() for key, v in parts.items()}
 
 
 def _runner_up_gap(logits: torch.Tensor) -> torch.Tensor:
@@ -83,6 +175,9 @@ def _measure(
     logits: torch.Tensor,
     values: torch.Tensor,
     batch: MaxRetrievalBatch,
+    laws: list[TypicalSetLaw] | None = None,
+    eta: float = 0.05,
+    lead: float = 0.0,
 ) -> dict[str, torch.Tensor]:
     pooled = torch.einsum("mbn,mbnd->mbd", attention.weights, values)
     predicted = model.predictor(pooled).argmax(-1)
@@ -96,6 +191,8 @@ def _measure(
         "gap": _runner_up_gap(logits).double(),
         "beta": attention.beta.double(),
         "one_hot": ((weights > 0).sum(-1) == 1).double(),
+        # The adaptive rule's entropy of softmax(e): what decides its β.
+        "rule_entropy": rule_entropy(torch.softmax(logits.double(), dim=-1)),
     }
     if normaliser.softmax_family and attention.exponentiated is not None:
         check = check_t1(weights, attention.exponentiated)
@@ -108,6 +205,10 @@ def _measure(
         floor = check_gap_floor(weights, attention.exponentiated)
         out["gap_floor"] = floor.floor
         out["gap_floor_violation"] = floor.violations.double()
+    if laws is not None:
+        band = _typical_band(laws, normaliser, batch, weights, eta, lead)
+        if band is not None:
+            out |= band
     return out
 
 
@@ -151,6 +252,12 @@ def _summarise(
         "fixed_theta_exceeded": 0,
         "gap_floor_mean": math.nan,
         "gap_floor_violations": 0,
+        "t13_sets": 0,
+        "t13_outside": math.nan,
+        "t13_mean_field_mean": math.nan,
+        "t13_lower_mean": math.nan,
+        "t13_upper_mean": math.nan,
+        "t13_bound_max": math.nan,
     }
     if s is not None and n > 1:
         row["s_gap_above_one"] = float((s * parts["gap"] > 1).double().mean())
@@ -163,6 +270,15 @@ def _summarise(
             "fixed_theta_exceeded": int(parts["fixed_theta_exceeded"].sum()),
             "gap_floor_mean": mean("gap_floor"),
             "gap_floor_violations": int(parts["gap_floor_violation"].sum()),
+        }
+    if "t13_outside" in parts:
+        row |= {
+            "t13_sets": int(parts["t13_outside"].numel()),
+            "t13_outside": mean("t13_outside"),
+            "t13_mean_field_mean": mean("t13_mean_field"),
+            "t13_lower_mean": mean("t13_lower"),
+            "t13_upper_mean": mean("t13_upper"),
+            "t13_bound_max": float(parts["t13_bound"].max()),
         }
     return row
 
@@ -181,7 +297,9 @@ def evaluate(
     normalisers: list[str],
     *,
     device: torch.device | str = "cpu",
-    progress: bool = False,
+    progress: bool | ProgressMode | Progress = False,
+    laws: list[TypicalSetLaw] | None = None,
+    modules: dict[str, Normaliser] | None = None,
 ) -> Evaluation:
     """Measure an ensemble with each normaliser in ``normalisers`` at every size.
 
@@ -198,7 +316,13 @@ def evaluate(
     device
         Where to evaluate.
     progress
-        Show a progress bar over sizes.
+        Progress over sizes: ``True``/``"bar"``, ``"lines"`` or ``False``/``"off"``.
+    laws
+        Per member, T13's integrals of its logit map; with them each fixed-``β``
+        softmax-family row also gets T13's prediction (``t13_*`` fields).
+    modules
+        Normaliser instances to use by name (e.g. a refitted adaptive rule); the others
+        are made from their names.
 
     Returns
     -------
@@ -228,17 +352,18 @@ def evaluate(
     """
     device = torch.device(device)
     members = len(seeds)
+    given = modules or {}
     modules = {
-        name: model.normaliser if name == model.normaliser.name else make_normaliser(name, members)
+        name: given.get(name)
+        or (model.normaliser if name == model.normaliser.name else make_normaliser(name, members))
         for name in normalisers
     }
     rows: list[dict[str, Any]] = []
     heatmaps: dict[str, dict[int, list[list[float]]]] = defaultdict(dict)
-    sizes = config.sizes
-    if progress:
-        from tqdm.auto import tqdm
-
-        sizes = tqdm(sizes, desc=f"evaluate {'+'.join(normalisers)}", unit="size", leave=False)
+    histograms: dict[str, dict[int, dict[int, dict[str, list[int]]]]] = defaultdict(dict)
+    sizes = Progress.of(progress).track(
+        config.sizes, f"evaluate {'+'.join(normalisers)}", unit="sizes"
+    )
     for n in sizes:
         parts: dict[str, dict[str, list[torch.Tensor]]] = {
             name: defaultdict(list) for name in normalisers
@@ -247,7 +372,9 @@ def evaluate(
             logits, values = model.attention_logits(items)
             for name, normaliser in modules.items():
                 attention = normaliser(logits)
-                measured = _measure(model, normaliser, attention, logits, values, batch)
+                measured = _measure(
+                    model, normaliser, attention, logits, values, batch, laws, config.eta
+                )
                 for key, value in measured.items():
                     parts[name][key].append(value.cpu())
                 drawn = heatmaps[name].setdefault(n, [])
@@ -259,4 +386,91 @@ def evaluate(
             for member, seed in enumerate(seeds):
                 per_seed = {key: value[member] for key, value in joined.items()}
                 rows.append(_summarise(name, seed, n, per_seed, _length_scale(normaliser, member)))
-    return Evaluation(rows=rows, heatmaps=dict(heatmaps))
+                if normaliser.softmax_family:
+                    histograms[name].setdefault(seed, {})[n] = _histograms(per_seed)
+    return Evaluation(rows=rows, heatmaps=dict(heatmaps), histograms=dict(histograms))
+
+
+def _histograms(parts: dict[str, torch.Tensor]) -> dict[str, list[int]]:
+    """Counts of the rule's entropy (of ``softmax(e)``) and of ``β`` over the sets."""
+    entropy = np.histogram(parts["rule_entropy"].numpy(), bins=ENTROPY_BINS)[0]
+    beta = np.histogram(parts["beta"].numpy().clip(BETA_BINS[0], BETA_BINS[-1]), bins=BETA_BINS)
+    return {"entropy": entropy.tolist(), "beta": beta[0].tolist()}
+
+
+@torch.no_grad()
+def evaluate_gap_sets(
+    model: MaxRetrievalModel,
+    config: ExperimentConfig,
+    seeds: list[int],
+    normalisers: list[str],
+    *,
+    laws: list[TypicalSetLaw] | None = None,
+    device: torch.device | str = "cpu",
+    progress: bool | ProgressMode | Progress = False,
+) -> list[dict[str, Any]]:
+    """Measure an ensemble on gap-controlled sets: every lead × size of the config.
+
+    Returns
+    -------
+    list of dict
+        One row per (normaliser, seed, lead, size): the accuracy, the mean weight on the
+        top item and, with ``laws``, T13's mean-field value and the fraction of sets
+        outside its band (the band integrates the logit map below ``t − lead``).
+
+    Examples
+    --------
+    >>> from softmax_dispersion.empirical.config import preset
+    >>> from softmax_dispersion.empirical.training import build_model
+    >>> config = preset("quick", gap_leads=(0.5,), gap_sizes=(64,), gap_sets=4, width=8)
+    >>> model = build_model(config, "softmax", [0], torch.device("cpu")).eval()
+    >>> [(r["lead"], r["n"], r["instances"]) for r in evaluate_gap_sets(model, config, [0], ["softmax"])]
+    [(0.5, 64, 4)]
+    """
+    device = torch.device(device)
+    members = len(seeds)
+    modules = {
+        name: model.normaliser if name == model.normaliser.name else make_normaliser(name, members)
+        for name in normalisers
+    }
+    cells = [(lead, n) for lead in config.gap_leads for n in config.gap_sizes]
+    rows: list[dict[str, Any]] = []
+    if config.gap_sets == 0:
+        return rows
+    for lead, n in Progress.of(progress).track(cells, "gap-controlled sets", unit="cells"):
+        parts: dict[str, dict[str, list[torch.Tensor]]] = {
+            name: defaultdict(list) for name in normalisers
+        }
+        for items, batch in test_chunks(config, seeds, n, device, lead=lead, sets=config.gap_sets):
+            logits, values = model.attention_logits(items)
+            for name, normaliser in modules.items():
+                attention = normaliser(logits)
+                measured = _measure(
+                    model, normaliser, attention, logits, values, batch, laws, config.eta, lead
+                )
+                for key, value in measured.items():
+                    parts[name][key].append(value.cpu())
+        for name in normalisers:
+            joined = {key: torch.cat(values, dim=1) for key, values in parts[name].items()}
+            for member, seed in enumerate(seeds):
+                per = {key: value[member] for key, value in joined.items()}
+                row: dict[str, Any] = {
+                    "normaliser": name,
+                    "seed": seed,
+                    "lead": lead,
+                    "n": n,
+                    "instances": int(per["correct"].numel()),
+                    "accuracy": float(per["correct"].mean()),
+                    "p_true_mean": float(per["p_true"].mean()),
+                    "t13_outside": math.nan,
+                    "t13_mean_field_mean": math.nan,
+                    "t13_sets": 0,
+                }
+                if "t13_outside" in per:
+                    row |= {
+                        "t13_outside": float(per["t13_outside"].mean()),
+                        "t13_mean_field_mean": float(per["t13_mean_field"].mean()),
+                        "t13_sets": int(per["t13_outside"].numel()),
+                    }
+                rows.append(row)
+    return rows

@@ -2,12 +2,19 @@
 
 A run folder holds::
 
-    config.json                 the configuration, preset and device
+    config.json                 the configuration, preset, device and normalisers
     checkpoints/NAME-seedK.pt   one trained model per (normaliser, seed): state + config
     evaluations/NAME-seedK.json the measurements of that model (and of any
-                                inference-only rule applied to it)
+                                inference-only rule applied to it), its certificate,
+                                its worst sets and its learning curves
+    certificates.json           every head's certified logit spread and dispersion sizes
     metrics.json, metrics.csv   every measurement, one row per (normaliser, seed, n)
-    report.md, figures/*.png    the tables, the bound check, the paired tests, the plots
+    report.md, figures/*.png    the tables, the checks, the paired tests, the plots
+
+Per trained ensemble the pipeline is: train (or load); take each member's item → logit
+map; certify its logit range over the whole item domain; measure the test sets (with
+T13's prediction for each); measure the gap-controlled sets; run the certified worst
+sets through the model; refit the adaptive polynomial when asked.
 
 Each seed's checkpoint and evaluation are written as soon as they exist, so an
 interrupted run keeps its completed seeds; ``resume=True`` finishes it.
@@ -16,6 +23,7 @@ interrupted run keeps its completed seeds; ``resume=True`` finishes it.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -25,13 +33,34 @@ from typing import Any
 import torch
 
 from softmax_dispersion._version import __version__
-from softmax_dispersion.empirical.config import ExperimentConfig
-from softmax_dispersion.empirical.evaluation import evaluate
+from softmax_dispersion.empirical.adversarial import (
+    adversarial_rows,
+    crossing_size,
+    item_logits,
+    run_length_check,
+)
+from softmax_dispersion.empirical.certificates import (
+    LogitRange,
+    certify_logit_range,
+    head_certificate,
+    sampled_range,
+)
+from softmax_dispersion.empirical.config import PRESET_SOURCES, ExperimentConfig
+from softmax_dispersion.empirical.evaluation import evaluate, evaluate_gap_sets, fixed_beta
+from softmax_dispersion.empirical.logit_function import LogitFunction, logit_function
 from softmax_dispersion.empirical.model import MaxRetrievalModel
-from softmax_dispersion.empirical.normalisers import NORMALISERS
+from softmax_dispersion.empirical.normalisers import (
+    AdaptiveRefit,
+    Normaliser,
+    describe_normalisers,
+    make_normaliser,
+)
+from softmax_dispersion.empirical.progress import Progress, ProgressMode
+from softmax_dispersion.empirical.refit import refit_polynomials
 from softmax_dispersion.empirical.training import TrainingRun, build_model, train
+from softmax_dispersion.empirical.typical import TypicalSetLaw
 
-__all__ = ["ExperimentError", "resolve_device", "run_experiment"]
+__all__ = ["ExperimentError", "choose_threads", "resolve_device", "run_experiment"]
 
 
 class ExperimentError(ValueError):
@@ -89,9 +118,7 @@ def save_checkpoints(out: Path, config: ExperimentConfig, run: TrainingRun) -> N
             "seed": seed,
             "training": config.training_view(),
             "state": {key: value[member].detach().cpu().clone() for key, value in state.items()},
-            "seconds": run.seconds,
-            "steps_per_second": run.steps_per_second,
-            "final_loss": run.final_loss[member],
+            "training_record": _training_record(run, member),
         }
         partial = path.with_suffix(".partial")
         torch.save(payload, partial)
@@ -126,10 +153,7 @@ def load_checkpoints(
             )
         for key, value in state.items():
             value[member].copy_(payload["state"][key])
-        training.append(
-            {k: payload[k] for k in ("seconds", "steps_per_second", "final_loss")}
-            | {"normaliser": normaliser, "seed": seed}
-        )
+        training.append(payload["training_record"])
     model.load_state_dict(state)
     return model.eval(), training
 
@@ -164,32 +188,57 @@ def _check_out(out: Path, header: dict[str, Any], resume: bool) -> None:
         raise ExperimentError(f"--out {out} is not writable: {error.strerror}") from None
 
 
+def _training_record(run: TrainingRun, member: int) -> dict[str, Any]:
+    """How one member was trained: its ensemble's wall time (shared by its members, and
+    said so), its share, the speed, its final loss and its learning curve."""
+    return {
+        "normaliser": run.model.normaliser.name,
+        "seed": run.seeds[member],
+        "ensemble": run.seeds,
+        "ensemble_seconds": run.seconds,
+        "seconds_per_seed": run.seconds_per_seed,
+        "steps_per_second": run.steps_per_second,
+        "final_loss": run.final_loss[member],
+        "curve": run.curves[member],
+    }
+
+
 def _train(
     out: Path,
     config: ExperimentConfig,
     normaliser: str,
     seeds: list[int],
     device: torch.device,
-    progress: bool,
+    progress: Progress,
 ) -> tuple[MaxRetrievalModel, list[dict[str, Any]]]:
     """Train one ensemble, save its checkpoints, and describe each member's training."""
     run = train(config, normaliser, seeds, device=device, progress=progress)
     save_checkpoints(out, config, run)
-    described = [
-        {
-            "normaliser": normaliser,
-            "seed": seed,
-            "seconds": run.seconds,
-            "steps_per_second": run.steps_per_second,
-            "final_loss": run.final_loss[member],
-        }
-        for member, seed in enumerate(seeds)
-    ]
-    return run.model, described
+    return run.model, [_training_record(run, member) for member in range(len(seeds))]
 
 
 def _message(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
+
+
+def choose_threads(requested: int | None = None) -> int:
+    """The intra-op threads torch should use: ``requested``, or one per idle core.
+
+    On a shared CPU, torch's default of one thread per core makes every thread wait for
+    the slowest at each operation; measured on 2 cores busy with other work, 5 seeds
+    trained at 1.9 steps/s with 2 threads and at 10.2 with 1.  So by default the count
+    is the cores not already busy (load average), at least 1.
+    """
+    if requested is not None:
+        if requested < 1:
+            raise ExperimentError(f"threads must be >= 1, got {requested}")
+        return requested
+    cores = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:  # pragma: no cover - platforms without a load average
+        busy = 0.0
+    return max(1, min(cores, round(cores - busy)))
 
 
 def run_experiment(
@@ -200,10 +249,11 @@ def run_experiment(
     preset: str | None = None,
     from_checkpoint: Path | None = None,
     resume: bool = False,
-    progress: bool = True,
+    progress: bool | ProgressMode | Progress = "lines",
     log: Callable[[str], None] = _message,
+    threads: int | None = None,
 ) -> dict[str, Any]:
-    """Train (or load), evaluate and report; returns the metrics written to ``out``.
+    """Train (or load), certify, evaluate and report; returns the metrics written to ``out``.
 
     Parameters
     ----------
@@ -215,16 +265,19 @@ def run_experiment(
     device
         ``"auto"``, ``"cpu"`` or ``"cuda"``.
     preset
-        The preset's name, recorded in the report.
+        The preset's name, recorded in the report with where its settings come from.
     from_checkpoint
         A run folder whose checkpoints to evaluate instead of training; they must
         come from the same training config.
     resume
         Finish an interrupted run in ``out``: seeds already evaluated are kept.
     progress
-        Progress bars on standard error.
+        ``"bar"`` (or ``True``): progress bars; ``"lines"``: a plain line per stage and
+        at least every 20 s (for logs); ``"off"`` (or ``False``).
     log
-        Where one-line progress messages go.
+        Where one-line messages go.
+    threads
+        torch's intra-op threads (default: :func:`choose_threads`).
 
     Returns
     -------
@@ -237,10 +290,17 @@ def run_experiment(
         For a folder, device or checkpoint that cannot be used (before any training).
     """
     torch_device = resolve_device(device)
+    reporter = Progress.of(progress)
+    reporter.log = log
+    used_threads = choose_threads(threads)
+    torch.set_num_threads(used_threads)
     header = {
         "config": config.to_json(),
         "preset": preset,
+        "source": PRESET_SOURCES.get(preset or "", "custom settings"),
         "device": describe_device(torch_device),
+        "threads": used_threads,
+        "normaliser_info": describe_normalisers(config.normalisers),
         "versions": {"torch": torch.__version__, "softmax_dispersion": __version__},
     }
     # Every argument is checked before the run folder is created, so that a refused
@@ -251,66 +311,244 @@ def run_experiment(
     if not (out / "config.json").is_file():
         _write_json(out / "config.json", header)
     started = time.perf_counter()
-    seconds = {"train": 0.0, "evaluate": 0.0}
-    training: list[dict[str, Any]] = []
+    seconds = {"train": 0.0, "evaluate": 0.0, "certify": 0.0}
     for trained in config.trained:
-        names = [n for n in config.normalisers if NORMALISERS[n].train_with == trained]
+        names = config.applied_to(trained)
         seeds = list(range(config.seeds))
         pending = [s for s in seeds if not _evaluation_path(out, trained, s).is_file()]
         if len(pending) < len(seeds):
             log(f"{trained}: seeds {sorted(set(seeds) - set(pending))} already evaluated")
-        if pending:
-            tick = time.perf_counter()
-            source = from_checkpoint
-            if source is None and all(_checkpoint_path(out, trained, s).is_file() for s in pending):
-                source = out  # trained before an interruption: evaluate, don't retrain
-            if source is not None:
-                model, trained_runs = load_checkpoints(
-                    source, config, trained, pending, torch_device
-                )
-                log(f"{trained}: loaded {len(pending)} checkpoint(s) from {source}")
-            else:
-                model, trained_runs = _train(out, config, trained, pending, torch_device, progress)
-                first = trained_runs[0]
-                speed = f"{first['seconds']:.0f} s, {first['steps_per_second']:.0f} steps/s"
-                log(f"{trained}: trained in {speed}")
-            seconds["train"] += time.perf_counter() - tick
-            tick = time.perf_counter()
-            evaluation = evaluate(
-                model, config, pending, names, device=torch_device, progress=progress
+        if not pending:
+            continue
+        tick = time.perf_counter()
+        source = from_checkpoint
+        if source is None and all(_checkpoint_path(out, trained, s).is_file() for s in pending):
+            source = out  # trained before an interruption: evaluate, don't retrain
+        if source is not None:
+            model, trained_runs = load_checkpoints(source, config, trained, pending, torch_device)
+            log(f"{trained}: loaded {len(pending)} checkpoint(s) from {source}")
+        else:
+            model, trained_runs = _train(out, config, trained, pending, torch_device, reporter)
+            first = trained_runs[0]
+            log(
+                f"{trained}: {len(pending)} seeds trained together in "
+                f"{first['ensemble_seconds']:.0f} s ({first['steps_per_second']:.0f} steps/s)"
             )
-            seconds["evaluate"] += time.perf_counter() - tick
-            for seed, trained_run in zip(pending, trained_runs, strict=True):
-                record = {
-                    "training": trained_run,
-                    "rows": [row for row in evaluation.rows if row["seed"] == seed],
-                    "heatmaps": evaluation.heatmaps if seed == pending[0] else {},
-                }
-                _write_json(_evaluation_path(out, trained, seed), record)
-        for seed in seeds:
-            record = json.loads(_evaluation_path(out, trained, seed).read_text())
-            training.append(record["training"])
+        seconds["train"] += time.perf_counter() - tick
+        records = _measure_ensemble(
+            model, config, trained, names, pending, torch_device, reporter, seconds
+        )
+        for seed, trained_run, record in zip(pending, trained_runs, records, strict=True):
+            _write_json(_evaluation_path(out, trained, seed), {"training": trained_run} | record)
     metrics = collect_metrics(out, config, header)
-    metrics["training"] = training
     metrics["seconds"] = seconds | {"total": time.perf_counter() - started}
     _write_json(out / "metrics.json", metrics)
+    _write_json(out / "certificates.json", certificates_file(metrics))
     from softmax_dispersion.empirical.report import write_report
 
     write_report(out, metrics)
     return metrics
 
 
+def _measure_ensemble(
+    model: MaxRetrievalModel,
+    config: ExperimentConfig,
+    trained: str,
+    names: list[str],
+    seeds: list[int],
+    device: torch.device,
+    reporter: Progress,
+    seconds: dict[str, float],
+) -> list[dict[str, Any]]:
+    """Everything measured on one trained ensemble, one record per member."""
+    tick = time.perf_counter()
+    fns = [logit_function(model, member, seed) for member, seed in enumerate(seeds)]
+    ranges, decoys = [], []
+    for fn in reporter.track(fns, f"certify {trained}", unit="heads"):
+        found = certify_logit_range(fn, gap=config.certificate_gap)
+        others = [c for c in range(fn.classes) if c != found.argmax[1]]
+        decoys.append(certify_logit_range(fn, gap=config.certificate_gap, labels=others).argmin)
+        ranges.append(found)
+    modules = _modules(model, names)
+    certificates = [
+        {
+            name: head_certificate(
+                found,
+                normaliser=name,
+                seed=seed,
+                **_certificate_beta(modules[name], member),
+                sampled=sampled_range(fn, seed=seed),
+            )
+            for name in names
+        }
+        for member, (seed, fn, found) in enumerate(zip(seeds, fns, ranges, strict=True))
+    ]
+    seconds["certify"] += time.perf_counter() - tick
+
+    tick = time.perf_counter()
+    typical = [n for n in names if fixed_beta(modules[n], 0, 2) is not None]
+    laws = [TypicalSetLaw(fn) for fn in fns] if typical else None
+    refits = None
+    if "adaptive_refit" in modules:
+        refits = refit_polynomials(model, config, seeds, device)
+        refit = modules["adaptive_refit"]
+        assert isinstance(refit, AdaptiveRefit)
+        refit.set_coefficients([fit["coefficients"] for fit in refits])
+    evaluation = evaluate(
+        model, config, seeds, names, device=device, progress=reporter, laws=laws, modules=modules
+    )
+    gap_rows = evaluate_gap_sets(
+        model, config, seeds, typical, laws=laws, device=device, progress=reporter
+    ) if typical else []
+    softmax_family = {n: modules[n] for n in names if modules[n].softmax_family}
+    pairs = item_logits(model, fns, ranges)
+    worst: dict[str, list[list[dict[str, Any]]]] = {}
+    crossings: dict[str, list[int | None]] = {}
+    if softmax_family:
+        reporter.message(f"worst sets {trained}: n up to {max(config.adversarial_sizes)}")
+        worst = adversarial_rows(
+            model,
+            softmax_family,
+            fns,
+            ranges,
+            config.adversarial_sizes,
+            decoys=decoys,
+            beta_bound={n: _beta_max() for n in softmax_family if n.startswith("adaptive")},
+        )
+        for name in typical:
+            sizes = [_least_size(c[name]) for c in certificates]
+            if all(size is not None and size <= max(config.adversarial_sizes) for size in sizes):
+                crossings[name] = crossing_size(
+                    model, modules[name], fns, ranges, max(config.adversarial_sizes)
+                )
+    seconds["evaluate"] += time.perf_counter() - tick
+
+    records = []
+    for member, seed in enumerate(seeds):
+        for name in names:
+            cert = certificates[member][name]
+            cert["worst_sets"] = worst.get(name, [[]] * len(seeds))[member]
+            cert["crossing"] = crossings[name][member] if name in crossings else None
+            cert["decoy"] = {"priority": decoys[member][0], "class": decoys[member][1]}
+            if name in typical and cert["dispersion_size"] is not None:
+                cert["run_length"] = _run_length(pairs[member], cert)
+        records.append(
+            {
+                "rows": [row for row in evaluation.rows if row["seed"] == seed],
+                "heatmaps": evaluation.heatmaps if seed == seeds[0] else {},
+                "histograms": {
+                    name: by_seed[seed] for name, by_seed in evaluation.histograms.items()
+                },
+                "gap_rows": [row for row in gap_rows if row["seed"] == seed],
+                "certificates": certificates[member],
+                "refit": None if refits is None else refits[member],
+            }
+        )
+    return records
+
+
+def _modules(model: MaxRetrievalModel, names: list[str]) -> dict[str, Normaliser]:
+    members = model.normaliser.members
+    return {
+        name: model.normaliser if name == model.normaliser.name else make_normaliser(name, members)
+        for name in names
+    }
+
+
+def _beta_max() -> float:
+    from softmax_dispersion.theory.adaptive_temperature import adaptive_constants
+
+    return float(adaptive_constants().max_inverse_temperature.evalf(20))
+
+
+def _certificate_beta(normaliser: Normaliser, member: int) -> dict[str, Any]:
+    """The β a certificate's dispersion sizes use, and what it says about it."""
+    if not normaliser.softmax_family:
+        return {"beta": None, "beta_note": "not a softmax: T1 and T4 do not apply"}
+    if normaliser.name.startswith("adaptive"):
+        from softmax_dispersion.theory.adaptive_temperature import adaptive_constants
+
+        if normaliser.name == "adaptive_temperature":
+            from softmax_dispersion.numerics._backends import backend
+            from softmax_dispersion.numerics.formulas import ball_value
+
+            beta = adaptive_constants().max_inverse_temperature
+            ball = ball_value(beta, backend("arb"), precision=80)
+            return {"beta": ball, "beta_note": "β ≤ β_max ≈ 2.4214 (T11): n* is an upper bound"}
+        return {"beta": None, "beta_note": "refit rule: no proved bound on β"}
+    if normaliser.length_scaled:
+        s = float(normaliser.s[member].detach()) if hasattr(normaliser, "s") else 1.0
+        return {"beta": None, "beta_note": f"β = s·log n grows with n (T10), s = {s:.4g}"}
+    return {"beta": 1, "beta_note": "β = 1"}
+
+
+def _least_size(cert: dict[str, Any]) -> int | None:
+    sizes = cert.get("dispersion_size")
+    if not sizes or sizes["half"]["least_size"] is None:
+        return None
+    return int(sizes["half"]["least_size"])
+
+
+def _run_length(pair: tuple[float, float], cert: dict[str, Any]) -> dict[str, Any]:
+    """The run-length engine on the worst set at the certificate's dispersion sizes."""
+    sizes = {name: int(level["least_size_exact"]) for name, level in cert["dispersion_size"].items()}
+    errors = [row["logit_error"] for row in cert["worst_sets"]] or [0.0]
+    return run_length_check(pair[0], pair[1], sizes, slack=max(4 * max(errors), 1e-9))
+
+
+def certificates_file(metrics: dict[str, Any]) -> dict[str, Any]:
+    """``certificates.json``: per normaliser and seed, the certificate without the rest."""
+    heads: dict[str, dict[str, Any]] = {}
+    for name, by_seed in metrics.get("certificates", {}).items():
+        heads[name] = {
+            seed: {k: v for k, v in cert.items() if k not in ("worst_sets", "run_length")}
+            for seed, cert in by_seed.items()
+        }
+    return {
+        "what": (
+            "Certified logit spreads δ* of each trained head over its whole item domain "
+            "(priority in [0, 1] × every class), by branch and bound in arb ball "
+            "arithmetic, and T4's dispersion sizes n*(ε) = 1 + e^(βδ*)(1 − ε)/ε; "
+            "load a head with softmax_dispersion.empirical.load_logit_function(run_dir, "
+            "normaliser, seed)."
+        ),
+        "heads": heads,
+    }
+
+
 def collect_metrics(out: Path, config: ExperimentConfig, header: dict[str, Any]) -> dict[str, Any]:
     """Gather the per-seed evaluation files of a run folder into one metrics dict."""
     rows: list[dict[str, Any]] = []
+    gap_rows: list[dict[str, Any]] = []
     heatmaps: dict[str, dict[str, Any]] = {}
+    histograms: dict[str, dict[str, Any]] = {}
+    certificates: dict[str, dict[str, Any]] = {}
+    refits: dict[str, Any] = {}
+    training: list[dict[str, Any]] = []
     for trained in config.trained:
         for seed in range(config.seeds):
             record = json.loads(_evaluation_path(out, trained, seed).read_text())
+            training.append(record["training"])
             rows.extend(record["rows"])
+            gap_rows.extend(record.get("gap_rows", []))
             for name, maps in record["heatmaps"].items():
                 if name not in heatmaps or seed == 0:
                     heatmaps[name] = {str(n): rows_ for n, rows_ in maps.items()}
+            for name, by_size in record.get("histograms", {}).items():
+                histograms.setdefault(name, {})[str(seed)] = by_size
+            for name, cert in record.get("certificates", {}).items():
+                certificates.setdefault(name, {})[str(seed)] = cert
+            if record.get("refit") is not None:
+                refits[str(seed)] = record["refit"]
     order = {name: i for i, name in enumerate(config.normalisers)}
     rows.sort(key=lambda r: (order[r["normaliser"]], r["seed"], r["n"]))
-    return header | {"rows": rows, "heatmaps": heatmaps}
+    gap_rows.sort(key=lambda r: (order[r["normaliser"]], r["seed"], r["lead"], r["n"]))
+    return header | {
+        "rows": rows,
+        "gap_rows": gap_rows,
+        "heatmaps": heatmaps,
+        "histograms": histograms,
+        "certificates": certificates,
+        "refits": refits,
+        "training": training,
+    }

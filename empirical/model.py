@@ -79,7 +79,8 @@ class MaxRetrievalModel(nn.Module):
     -----
     With item embeddings :math:`h_i = \\mathrm{MLP}(x_i)`, keys :math:`k_i = W_k h_i`,
     values :math:`v_i = W_v h_i` and a learned query :math:`q`, the attention logits
-    are :math:`e_i = q^\\top k_i / \\sqrt{d}`, the output is
+    are :math:`e_i = q^\\top k_i / \\sqrt{d}` (soft-capped, or a scaled cosine, for the
+    bounded heads), the output is
     :math:`\\mathrm{MLP}(\\sum_i \\alpha_i v_i)` with :math:`\\alpha = \\mathrm{normaliser}(e)`.
 
     Examples
@@ -124,19 +125,35 @@ class MaxRetrievalModel(nn.Module):
             torch.randn(self.width, generator=generator) / math.sqrt(self.width)
         )
 
-    def attention_logits(self, items: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The logits ``q·k_i/√d`` ``(members, batch, n)`` and the values ``v_i``."""
+    def attention_logits(
+        self, items: torch.Tensor, lengths: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The logits ``(members, batch, n)`` and the values ``v_i``.
+
+        The logits are ``q·k_i/√d``, or what a bounded head's normaliser makes of the keys
+        (:meth:`~softmax_dispersion.empirical.normalisers.Normaliser.attention_logits`).
+        With ``lengths`` ``(members, batch)``, items from position ``lengths`` on are
+        padding: their logits are ``−inf``.
+        """
         hidden = self.encoder(items)
-        keys = self.key(hidden)
-        logits = torch.einsum("mbnd,md->mbn", keys, self.query) / math.sqrt(self.width)
+        logits = self.normaliser.attention_logits(self.key(hidden), self.query)
+        if lengths is not None:
+            positions = torch.arange(items.shape[-2], device=items.device)
+            logits = logits.masked_fill(positions >= lengths[..., None], -math.inf)
         return logits, self.value(hidden)
 
-    def forward(self, items: torch.Tensor, normaliser: Normaliser | None = None) -> ModelOutput:
+    def forward(
+        self,
+        items: torch.Tensor,
+        normaliser: Normaliser | None = None,
+        lengths: torch.Tensor | None = None,
+    ) -> ModelOutput:
         """Predict from ``items`` ``(members, batch, n, features)``.
 
-        ``normaliser`` replaces the trained one (e.g. adaptive temperature at inference).
+        ``normaliser`` replaces the trained one (e.g. adaptive temperature at inference);
+        ``lengths`` marks padding as in :meth:`attention_logits`.
         """
-        logits, values = self.attention_logits(items)
+        logits, values = self.attention_logits(items, lengths)
         attention = (normaliser or self.normaliser)(logits)
         pooled = torch.einsum("mbn,mbnd->mbd", attention.weights, values)
         return ModelOutput(self.predictor(pooled), attention, logits)

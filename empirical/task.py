@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import torch
 
-__all__ = ["MaxRetrievalBatch", "max_retrieval_batch"]
+__all__ = ["MaxRetrievalBatch", "gap_controlled_batch", "max_retrieval_batch"]
 
 
 class MaxRetrievalBatch(NamedTuple):
@@ -81,5 +81,67 @@ def max_retrieval_batch(
         dim=-1,
     )
     top = priority.argmax(dim=-1)
+    target = label.gather(1, top[:, None])[:, 0]
+    return MaxRetrievalBatch(items, target, top)
+
+
+def gap_controlled_batch(
+    batch: int,
+    n: int,
+    *,
+    lead: float,
+    classes: int = 10,
+    generator: torch.Generator,
+    device: torch.device | str | None = None,
+) -> MaxRetrievalBatch:
+    """Draw ``batch`` sets of ``n`` items whose top priority leads the rest by ``lead``.
+
+    Parameters
+    ----------
+    batch, n
+        How many sets, and how many items in each (``n >= 2``).
+    lead
+        The gap, strictly between 0 and 1, between the top priority and every other.
+    classes, generator, device
+        As for :func:`max_retrieval_batch`.
+
+    Returns
+    -------
+    MaxRetrievalBatch
+        As :func:`max_retrieval_batch`, the top item at a uniformly random position.
+
+    Notes
+    -----
+    The top priority is :math:`t \\sim U(\\mathrm{lead}, 1)`, the other :math:`n - 1` are
+    i.i.d. :math:`U(0, t - \\mathrm{lead})`; classes are uniform.  So the sets are the
+    uniform task conditioned on a lead of at least ``lead``, and T13's prediction for
+    them integrates the logit map over :math:`[0, t - \\mathrm{lead})`.
+
+    Examples
+    --------
+    >>> import torch
+    >>> data = gap_controlled_batch(3, 50, lead=0.5, generator=torch.Generator().manual_seed(0))
+    >>> top = data.items[torch.arange(3), data.top, 0]
+    >>> others = data.items[..., 0].clone()
+    >>> others[torch.arange(3), data.top] = -1
+    >>> bool((top - others.amax(-1) >= 0.5).all())
+    True
+    """
+    if batch < 1 or n < 2:
+        raise ValueError(f"batch must be >= 1 and n >= 2, got batch={batch}, n={n}")
+    if not 0 < lead < 1:
+        raise ValueError(f"lead must lie strictly between 0 and 1, got {lead}")
+    if classes < 2:
+        raise ValueError(f"classes must be >= 2, got {classes}")
+    device = generator.device if device is None else torch.device(device)
+    top_priority = lead + (1 - lead) * torch.rand(batch, generator=generator, device=device)
+    priority = torch.rand(batch, n, generator=generator, device=device) * (top_priority - lead)[:, None]
+    top = torch.randint(n, (batch,), generator=generator, device=device)
+    priority[torch.arange(batch, device=device), top] = top_priority
+    label = torch.randint(classes, (batch, n), generator=generator, device=device)
+    items = torch.cat(
+        (priority[..., None], torch.nn.functional.one_hot(label, classes).to(priority.dtype)),
+        dim=-1,
+    )
     target = label.gather(1, top[:, None])[:, 0]
     return MaxRetrievalBatch(items, target, top)

@@ -6,6 +6,7 @@ import math
 import time
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import numpy as np
 import torch
@@ -13,15 +14,24 @@ import torch
 from softmax_dispersion.empirical.config import ExperimentConfig
 from softmax_dispersion.empirical.model import MaxRetrievalModel
 from softmax_dispersion.empirical.normalisers import make_normaliser
-from softmax_dispersion.empirical.task import max_retrieval_batch
+from softmax_dispersion.empirical.progress import Progress, ProgressMode
+from softmax_dispersion.empirical.task import MaxRetrievalBatch, max_retrieval_batch
 
-__all__ = ["TrainingRun", "build_model", "data_seed", "train"]
+__all__ = ["CURVE_SIZES", "TrainingRun", "build_model", "data_seed", "train"]
 
-_SIZE_SEED = 2**31 - 1
+CURVE_SIZES = (16, 256)
+"""The set sizes of the learning curves: the top of the training range, and 16 times it."""
+
+_STREAMS = {"train": 0, "test": 1, "sizes": 2, "curve": 3, "gap": 4, "fit": 5}
 
 
 def data_seed(seed: int, stream: str, size: int = 0, index: int = 0) -> int:
-    """The generator seed of one data stream: ``"train"``, or test set ``index`` at ``size``.
+    """The generator seed of one data stream of one model seed.
+
+    Streams: ``"train"`` (training sets), ``"sizes"`` (the training set sizes), ``"test"``
+    (test set ``index`` at ``size``), ``"curve"`` (the learning curves' sets at
+    ``size``), ``"gap"`` (gap-controlled set ``index`` at ``size``; the lead goes into
+    ``index``) and ``"fit"`` (the sets the adaptive polynomial is refitted on).
 
     Each test set has its own seed, so the sets depend on the model's seed, the size and
     the set's index only: every normaliser is measured on the same sets (the paired tests
@@ -32,8 +42,7 @@ def data_seed(seed: int, stream: str, size: int = 0, index: int = 0) -> int:
     >>> data_seed(0, "test", 16, 3) == data_seed(0, "test", 16, 3) != data_seed(1, "test", 16, 3)
     True
     """
-    streams = {"train": 0, "test": 1}
-    entropy = [seed, streams[stream], size, index]
+    entropy = [seed, _STREAMS[stream], size, index]
     return int(np.random.SeedSequence(entropy).generate_state(1, np.uint64)[0] >> 1)
 
 
@@ -58,9 +67,18 @@ class TrainingRun:
     model: MaxRetrievalModel
     seeds: list[int]
     seconds: float
+    """Wall time of the whole ensemble (its members train together, not one by one)."""
     steps_per_second: float
     final_loss: list[float]
     """Per member: the mean cross-entropy over the last 100 steps."""
+    curves: list[dict[str, list[float]]]
+    """Per member: ``step`` and, per size of :data:`CURVE_SIZES`, the mean weight on the
+    top item (``p_top_16``…) and the accuracy (``accuracy_16``…) at that step."""
+
+    @property
+    def seconds_per_seed(self) -> float:
+        """The ensemble's wall time shared out over its members."""
+        return self.seconds / len(self.seeds)
 
 
 def _warmup_cosine(steps: int, step: int) -> float:
@@ -83,13 +101,53 @@ def _clip_per_member(model: MaxRetrievalModel, members: int, clip: float) -> Non
         grad.mul_(scale.view(members, *[1] * (grad.dim() - 1)))
 
 
+def _curve_sets(config: ExperimentConfig, seeds: list[int], device: torch.device) -> dict[int, Any]:
+    """The fixed sets the learning curves are measured on, per size: stacked per member."""
+    sets = {}
+    for n in CURVE_SIZES:
+        per_seed = [
+            max_retrieval_batch(
+                config.curve_sets,
+                n,
+                classes=config.classes,
+                generator=torch.Generator(device).manual_seed(data_seed(seed, "curve", n)),
+            )
+            for seed in seeds
+        ]
+        sets[n] = MaxRetrievalBatch(*(torch.stack(p) for p in zip(*per_seed, strict=True)))
+    return sets
+
+
+@torch.no_grad()
+def _curve_point(model: MaxRetrievalModel, sets: dict[int, Any]) -> dict[str, list[float]]:
+    point: dict[str, list[float]] = {}
+    for n, batch in sets.items():
+        out = model(batch.items)
+        top = out.attention.weights.gather(-1, batch.top[..., None])[..., 0]
+        point[f"p_top_{n}"] = top.double().mean(dim=1).tolist()
+        correct = (out.class_logits.argmax(-1) == batch.target).double()
+        point[f"accuracy_{n}"] = correct.mean(dim=1).tolist()
+    return point
+
+
+def _padded(batches: list[MaxRetrievalBatch], length: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Members' sets padded with zero items to ``length``, and each member's lengths."""
+    items = torch.zeros(len(batches), *batches[0].items.shape[:1], length, batches[0].items.shape[-1])
+    lengths = torch.empty(len(batches), batches[0].items.shape[0], dtype=torch.long)
+    for member, batch in enumerate(batches):
+        n = batch.items.shape[1]
+        items[member, :, :n] = batch.items
+        lengths[member] = n
+    return items.to(batches[0].items.device), lengths.to(batches[0].items.device)
+
+
 def train(
     config: ExperimentConfig,
     normaliser: str,
     seeds: list[int],
     *,
     device: torch.device | str = "cpu",
-    progress: bool = False,
+    progress: bool | ProgressMode | Progress = False,
 ) -> TrainingRun:
     """Train one model per seed with ``normaliser``, all at once.
 
@@ -104,31 +162,35 @@ def train(
     device
         Where to train.
     progress
-        Show a progress bar (tqdm) on stderr.
+        ``True`` or ``"bar"`` for a progress bar, ``"lines"`` for timed lines on
+        standard error, ``False`` or ``"off"`` for silence.
 
     Returns
     -------
     TrainingRun
-        The trained ensemble in evaluation mode, with timings and final losses.
+        The trained ensemble in evaluation mode, with timings, final losses and the
+        learning curves.
 
     Notes
     -----
     The learning rate rises linearly to ``config.learning_rate`` over the first 5% of
-    the steps, then decays to 0 along a cosine.  Each step draws one size ``n``
-    uniformly from ``config.train_sizes`` and, per member, ``config.batch`` sets from
-    that member's generator; the loss is the sum of
-    the members' mean cross-entropies, so member ``k``'s gradient is that of its own
-    loss.  AdamW is elementwise and clipping is per member, so the members train
-    independently.
+    the steps, then decays to 0 along a cosine.  At each step every member draws its own
+    set size ``n_k`` uniformly from ``config.train_sizes`` (its own size schedule, from
+    its own seed) and ``config.batch`` sets of that size from its own generator; the
+    members' sets are padded to the step's largest ``n_k`` with items whose logits are
+    ``−inf`` (weight exactly 0).  The loss is the sum of the members' mean
+    cross-entropies, so member ``k``'s gradient is that of its own loss.  AdamW is
+    elementwise and clipping is per member, so the members train independently.
 
     Examples
     --------
     >>> from softmax_dispersion.empirical.config import preset
-    >>> run = train(preset("quick", steps=5, width=8), "softmax", [0, 1])
-    >>> len(run.final_loss)
-    2
+    >>> run = train(preset("quick", steps=5, width=8, curve_every=2), "softmax", [0, 1])
+    >>> len(run.final_loss), run.curves[0]["step"]
+    (2, [0, 2, 4, 5])
     """
     device = torch.device(device)
+    reporter = Progress.of(progress)
     if make_normaliser(normaliser, 1).train_with != normaliser:
         raise ValueError(f"{normaliser!r} is applied at inference only; it cannot be trained")
     members = len(seeds)
@@ -138,25 +200,35 @@ def train(
     )
     schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, partial(_warmup_cosine, config.steps))
     generators = [torch.Generator(device).manual_seed(data_seed(seed, "train")) for seed in seeds]
-    sizes = torch.Generator().manual_seed(_SIZE_SEED)
+    size_generators = [torch.Generator().manual_seed(data_seed(seed, "sizes")) for seed in seeds]
+    curve_sets = _curve_sets(config, seeds, device)
+    curves: list[dict[str, list[float]]] = [{"step": []} for _ in seeds]
+
+    def record(step: int) -> None:
+        point = _curve_point(model, curve_sets)
+        for member, curve in enumerate(curves):
+            curve["step"].append(step)
+            for key, values in point.items():
+                curve.setdefault(key, []).append(values[member])
+
     low, high = config.train_sizes
     recent: list[torch.Tensor] = []
-    steps = range(config.steps)
-    if progress:
-        from tqdm.auto import tqdm
-
-        steps = tqdm(steps, desc=f"train {normaliser} ×{members}", unit="step", leave=False)
+    steps = reporter.track(
+        range(config.steps), f"train {normaliser} ×{members}", unit="steps"
+    )
     model.train()
     start = time.perf_counter()
-    for _ in steps:
-        n = int(torch.randint(low, high + 1, (1,), generator=sizes))
+    for step in steps:
+        if step % config.curve_every == 0:
+            record(step)
+        sizes = [int(torch.randint(low, high + 1, (1,), generator=g)) for g in size_generators]
         batches = [
             max_retrieval_batch(config.batch, n, classes=config.classes, generator=g)
-            for g in generators
+            for n, g in zip(sizes, generators, strict=True)
         ]
-        items = torch.stack([b.items for b in batches])
+        items, lengths = _padded(batches, max(sizes))
         target = torch.stack([b.target for b in batches])
-        out = model(items)
+        out = model(items, lengths=None if min(sizes) == max(sizes) else lengths)
         losses = (
             torch.nn.functional.cross_entropy(
                 out.class_logits.flatten(0, 1), target.flatten(), reduction="none"
@@ -172,10 +244,12 @@ def train(
         recent = [*recent[-99:], losses.detach()]
     seconds = time.perf_counter() - start
     model.eval()
+    record(config.steps)
     return TrainingRun(
         model=model,
         seeds=list(seeds),
         seconds=seconds,
         steps_per_second=config.steps / seconds,
         final_loss=torch.stack(recent).mean(dim=0).tolist(),
+        curves=curves,
     )
