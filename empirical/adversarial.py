@@ -33,7 +33,6 @@ from softmax_dispersion.empirical.normalisers import Normaliser
 from softmax_dispersion.theory.dispersion import dispersion_upper
 
 __all__ = [
-    "ADVERSARIAL_RATIO",
     "POOLED_SIZES",
     "adversarial_items",
     "adversarial_rows",
@@ -42,9 +41,6 @@ __all__ = [
     "run_length_check",
     "worst_set_logits",
 ]
-
-ADVERSARIAL_RATIO = 0.95
-"""The bounded heads' target: top weight / T1 bound at ``δ*`` at least this at every n."""
 
 POOLED_SIZES = 2**17
 """Up to this size the worst set is also pooled and classified (accuracy); beyond it only

@@ -125,7 +125,7 @@ def fixed_beta(normaliser: Normaliser, member: int, n: int) -> float | None:
     if not normaliser.softmax_family or normaliser.train_with != normaliser.name:
         return None
     if isinstance(normaliser, ScalableSoftmax):
-        return float(normaliser.s[member]) * math.log(n)
+        return float(normaliser.s[member].detach()) * math.log(n)
     if isinstance(normaliser, LogN):
         return math.log(n)
     return 1.0

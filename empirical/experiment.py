@@ -27,6 +27,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,13 @@ from softmax_dispersion.empirical.certificates import (
     sampled_range,
 )
 from softmax_dispersion.empirical.config import PRESET_SOURCES, ExperimentConfig
-from softmax_dispersion.empirical.evaluation import evaluate, evaluate_gap_sets, fixed_beta
+from softmax_dispersion.empirical.evaluation import (
+    BETA_BINS,
+    ENTROPY_BINS,
+    evaluate,
+    evaluate_gap_sets,
+    fixed_beta,
+)
 from softmax_dispersion.empirical.logit_function import LogitFunction, logit_function
 from softmax_dispersion.empirical.model import MaxRetrievalModel
 from softmax_dispersion.empirical.normalisers import (
@@ -221,6 +228,13 @@ def _message(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
+def _load_average() -> list[float] | None:
+    try:
+        return list(os.getloadavg())
+    except OSError:  # pragma: no cover - platforms without a load average
+        return None
+
+
 def choose_threads(requested: int | None = None) -> int:
     """The intra-op threads torch should use: ``requested``, or one per idle core.
 
@@ -301,6 +315,7 @@ def run_experiment(
         "device": describe_device(torch_device),
         "threads": used_threads,
         "normaliser_info": describe_normalisers(config.normalisers),
+        "histogram_edges": {"entropy": list(ENTROPY_BINS), "beta": list(BETA_BINS)},
         "versions": {"torch": torch.__version__, "softmax_dispersion": __version__},
     }
     # Every argument is checked before the run folder is created, so that a refused
@@ -308,6 +323,7 @@ def run_experiment(
     if from_checkpoint is not None and not (from_checkpoint / "checkpoints").is_dir():
         raise ExperimentError(f"--from-checkpoint: {from_checkpoint} has no checkpoints/ folder")
     _check_out(out, header, resume)
+    load_at_start = _load_average()
     if not (out / "config.json").is_file():
         _write_json(out / "config.json", header)
     started = time.perf_counter()
@@ -342,6 +358,7 @@ def run_experiment(
             _write_json(_evaluation_path(out, trained, seed), {"training": trained_run} | record)
     metrics = collect_metrics(out, config, header)
     metrics["seconds"] = seconds | {"total": time.perf_counter() - started}
+    metrics["load_average"] = {"start": load_at_start, "end": _load_average()}
     _write_json(out / "metrics.json", metrics)
     _write_json(out / "certificates.json", certificates_file(metrics))
     from softmax_dispersion.empirical.report import write_report
@@ -370,6 +387,7 @@ def _measure_ensemble(
         decoys.append(certify_logit_range(fn, gap=config.certificate_gap, labels=others).argmin)
         ranges.append(found)
     modules = _modules(model, names)
+    sampled = [sampled_range(fn, seed=seed) for fn, seed in zip(fns, seeds, strict=True)]
     certificates = [
         {
             name: head_certificate(
@@ -377,11 +395,11 @@ def _measure_ensemble(
                 normaliser=name,
                 seed=seed,
                 **_certificate_beta(modules[name], member),
-                sampled=sampled_range(fn, seed=seed),
+                sampled=sampled[member],
             )
             for name in names
         }
-        for member, (seed, fn, found) in enumerate(zip(seeds, fns, ranges, strict=True))
+        for member, (seed, found) in enumerate(zip(seeds, ranges, strict=True))
     ]
     seconds["certify"] += time.perf_counter() - tick
 
@@ -455,10 +473,18 @@ def _modules(model: MaxRetrievalModel, names: list[str]) -> dict[str, Normaliser
     }
 
 
-def _beta_max() -> float:
+@cache
+def _beta_max_ball() -> Any:
+    """T11's β_max as an arb ball (exact algebraic number, enclosed)."""
+    from softmax_dispersion.numerics._backends import backend
+    from softmax_dispersion.numerics.formulas import ball_value
     from softmax_dispersion.theory.adaptive_temperature import adaptive_constants
 
-    return float(adaptive_constants().max_inverse_temperature.evalf(20))
+    return ball_value(adaptive_constants().max_inverse_temperature, backend("arb"), precision=80)
+
+
+def _beta_max() -> float:
+    return float(_beta_max_ball().upper())
 
 
 def _certificate_beta(normaliser: Normaliser, member: int) -> dict[str, Any]:
@@ -466,15 +492,11 @@ def _certificate_beta(normaliser: Normaliser, member: int) -> dict[str, Any]:
     if not normaliser.softmax_family:
         return {"beta": None, "beta_note": "not a softmax: T1 and T4 do not apply"}
     if normaliser.name.startswith("adaptive"):
-        from softmax_dispersion.theory.adaptive_temperature import adaptive_constants
-
         if normaliser.name == "adaptive_temperature":
-            from softmax_dispersion.numerics._backends import backend
-            from softmax_dispersion.numerics.formulas import ball_value
-
-            beta = adaptive_constants().max_inverse_temperature
-            ball = ball_value(beta, backend("arb"), precision=80)
-            return {"beta": ball, "beta_note": "β ≤ β_max ≈ 2.4214 (T11): n* is an upper bound"}
+            return {
+                "beta": _beta_max_ball(),
+                "beta_note": "β ≤ β_max ≈ 2.4214 (T11): n* is an upper bound",
+            }
         return {"beta": None, "beta_note": "refit rule: no proved bound on β"}
     if normaliser.length_scaled:
         s = float(normaliser.s[member].detach()) if hasattr(normaliser, "s") else 1.0

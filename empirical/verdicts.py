@@ -1,0 +1,367 @@
+"""What a run shows: the checks that could have failed, and the consistency checks.
+
+Everything here reads the ``metrics.json`` data of a run folder (plain dicts, no torch).
+
+*Results* are checks whose outcome was not settled before the run: a certificate whose
+branch and bound could stay loose or be contradicted by samples; worst sets whose top
+weight could miss T1's bound at the certified spread; a measured dispersion size that
+could disagree with the certified one; typical sets that could fall outside T13's band.
+Each has a test in ``tests/empirical/`` that plants a bug in a trained head and sees it
+caught.  A check is shown as a result only where it has *power* at the tested sizes; the
+worst-set check of a head whose T1 bound is 1 to float precision at every tested size
+cannot fail and is listed with the consistency checks instead.
+
+*Consistency checks* hold for any correct softmax whatever the model learned: T1 and
+T10's floor recomputed from each row's own logits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "POWER_MARGIN",
+    "certificate_summary",
+    "consistency_checks",
+    "dispersion_summary",
+    "gap_set_summary",
+    "result_checks",
+    "typical_summary",
+    "worst_set_summary",
+]
+
+POWER_MARGIN = 1e-3
+"""A worst-set check has power at a size where T1's bound is below ``1 − POWER_MARGIN``:
+there a head with weights too sharp or too flat moves its top weight measurably."""
+
+
+def _number(value: Any) -> float:
+    return math.nan if value is None else float(value)
+
+
+def _check(
+    name: str, passed: bool | None, detail: str, *, kind: str = "result", fails_on: str = ""
+) -> dict[str, Any]:
+    return {"name": name, "passed": passed, "detail": detail, "kind": kind, "fails_on": fails_on}
+
+
+def _seeds(by_seed: Mapping[str, Any]) -> list[tuple[int, Any]]:
+    return sorted(((int(seed), cert) for seed, cert in by_seed.items()), key=lambda p: p[0])
+
+
+def certificate_summary(metrics: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Per normaliser, one line per seed: ``δ*``, the gap, ``n*``, and the sample check."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name, by_seed in metrics.get("certificates", {}).items():
+        lines = []
+        for seed, cert in _seeds(by_seed):
+            sizes = cert.get("dispersion_size") or {}
+            lines.append(
+                {
+                    "seed": seed,
+                    "delta": cert["delta"],
+                    "relative_gap": cert["relative_gap"],
+                    "within_gap": cert["within_gap"],
+                    "sampled_inside": (cert.get("sampled") or {}).get("inside"),
+                    "n_half": sizes.get("half"),
+                    "n_hundredth": sizes.get("hundredth"),
+                    "beta": cert["beta"],
+                    "argmax": cert["argmax"],
+                    "argmin": cert["argmin"],
+                    "boxes": cert["boxes"],
+                    "seconds": cert["seconds"],
+                }
+            )
+        out[name] = lines
+    return out
+
+
+def worst_set_summary(metrics: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per normaliser: the worst sets by size over seeds, and whether the check has power.
+
+    ``power`` lists the sizes at which T1's bound at ``δ*`` is below ``1 − POWER_MARGIN``
+    for every seed.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for name, by_seed in metrics.get("certificates", {}).items():
+        by_size: dict[int, list[dict[str, Any]]] = {}
+        for _, cert in _seeds(by_seed):
+            for row in cert.get("worst_sets") or []:
+                by_size.setdefault(int(row["n"]), []).append(row)
+        if not by_size:
+            continue
+        sizes: dict[int, dict[str, Any]] = {}
+        for n, rows in sorted(by_size.items()):
+            accuracies = [r["accuracy"] for r in rows if r.get("accuracy") is not None]
+            sizes[n] = {
+                "p_max_mean": sum(r["p_max"] for r in rows) / len(rows),
+                "bound_mean": sum(r["bound"] for r in rows) / len(rows),
+                "ratio_min": min(r["ratio"] for r in rows),
+                "ratio_max": max(r["ratio"] for r in rows),
+                "exceeds": sum(bool(r["exceeds"]) for r in rows),
+                "short": sum(bool(r["short"]) for r in rows),
+                "beta_exceeds": sum(bool(r.get("beta_exceeds")) for r in rows),
+                "accuracy": sum(accuracies) / len(accuracies) if accuracies else None,
+                "decoy_p_max": _mean_of(r.get("decoy_p_max") for r in rows),
+                "seeds": len(rows),
+            }
+        power = [n for n, rows in sorted(by_size.items()) if all(r["bound"] < 1 - POWER_MARGIN for r in rows)]
+        out[name] = {"by_size": sizes, "power": power}
+    return out
+
+
+def _mean_of(values: Any) -> float | None:
+    kept = [float(v) for v in values if v is not None]
+    return sum(kept) / len(kept) if kept else None
+
+
+def dispersion_summary(metrics: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Per normaliser with a measured crossing: seed, measured size, certified ``n*(½)``.
+
+    The measured size is the least ``n`` at which the model's top weight on the worst set
+    falls below ½; it agrees when it lies in ``[⌈n*_lo⌉ − 1, ⌈n*_hi⌉ + 1]`` (one either
+    side for float32 weights within rounding of ½ at the boundary).
+    """
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name, by_seed in metrics.get("certificates", {}).items():
+        lines = []
+        for seed, cert in _seeds(by_seed):
+            if cert.get("crossing") is None or not cert.get("dispersion_size"):
+                continue
+            half = cert["dispersion_size"]["half"]
+            low = math.ceil(float(half["lower"]))
+            high = int(half["least_size_exact"])
+            measured = int(cert["crossing"])
+            lines.append(
+                {
+                    "seed": seed,
+                    "measured": measured,
+                    "certified_lower": float(half["lower"]),
+                    "certified_upper": float(half["upper"]),
+                    "agrees": low - 1 <= measured <= high + 1,
+                }
+            )
+        if lines:
+            out[name] = lines
+    return out
+
+
+def typical_summary(metrics: Mapping[str, Any], eta: float) -> dict[str, dict[int, dict[str, Any]]]:
+    """Per normaliser and size: T13's fraction outside the band (worst seed), and means."""
+    out: dict[str, dict[int, dict[str, Any]]] = {}
+    for row in metrics.get("rows", []):
+        if not row.get("t13_sets"):
+            continue
+        cell = out.setdefault(str(row["normaliser"]), {}).setdefault(
+            int(row["n"]), {"outside": [], "measured": [], "mean_field": [], "lower": [], "upper": [], "bound": [], "sets": 0}
+        )
+        cell["outside"].append(_number(row["t13_outside"]))
+        cell["measured"].append(_number(row["p_true_mean"]))
+        cell["mean_field"].append(_number(row["t13_mean_field_mean"]))
+        cell["lower"].append(_number(row["t13_lower_mean"]))
+        cell["upper"].append(_number(row["t13_upper_mean"]))
+        cell["bound"].append(_number(row["t13_bound_max"]))
+        cell["sets"] += int(row["t13_sets"])
+    summary: dict[str, dict[int, dict[str, Any]]] = {}
+    for name, by_size in out.items():
+        summary[name] = {
+            n: {
+                "outside_max": max(c["outside"]),
+                "outside_mean": sum(c["outside"]) / len(c["outside"]),
+                "measured": sum(c["measured"]) / len(c["measured"]),
+                "mean_field": sum(c["mean_field"]) / len(c["mean_field"]),
+                "lower": sum(c["lower"]) / len(c["lower"]),
+                "upper": sum(c["upper"]) / len(c["upper"]),
+                "bound_max": max(c["bound"]),
+                "sets": c["sets"],
+                "within": max(c["outside"]) <= eta,
+            }
+            for n, c in sorted(by_size.items())
+        }
+    return summary
+
+
+def gap_set_summary(metrics: Mapping[str, Any]) -> dict[str, dict[float, dict[int, dict[str, Any]]]]:
+    """Per normaliser, lead and size: accuracy, measured top weight, T13 (means over seeds)."""
+    cells: dict[str, dict[float, dict[int, list[dict[str, Any]]]]] = {}
+    for row in metrics.get("gap_rows", []):
+        cells.setdefault(str(row["normaliser"]), {}).setdefault(float(row["lead"]), {}).setdefault(
+            int(row["n"]), []
+        ).append(row)
+    out: dict[str, dict[float, dict[int, dict[str, Any]]]] = {}
+    for name, by_lead in cells.items():
+        out[name] = {}
+        for lead, by_size in sorted(by_lead.items()):
+            out[name][lead] = {}
+            for n, rows in sorted(by_size.items()):
+                checked = [r for r in rows if r.get("t13_sets")]
+                out[name][lead][n] = {
+                    "accuracy": sum(r["accuracy"] for r in rows) / len(rows),
+                    "measured": sum(r["p_true_mean"] for r in rows) / len(rows),
+                    "mean_field": _mean_of(r["t13_mean_field_mean"] for r in checked),
+                    "outside_max": max((r["t13_outside"] for r in checked), default=None),
+                    "sets": sum(int(r.get("t13_sets") or 0) for r in rows),
+                }
+    return out
+
+
+def result_checks(
+    metrics: Mapping[str, Any],
+    *,
+    certificates: Mapping[str, list[dict[str, Any]]],
+    worst: Mapping[str, dict[str, Any]],
+    dispersion: Mapping[str, list[dict[str, Any]]],
+    typical: Mapping[str, dict[int, dict[str, Any]]],
+    gap_sets: Mapping[str, Any],
+    eta: float,
+    ratio_target: float,
+) -> list[dict[str, Any]]:
+    """The checks that could have failed, each passed (``True``), failed or not measured."""
+    checks = []
+    info = metrics.get("normaliser_info", {})
+
+    def display(name: str) -> str:
+        return str(info.get(name, {}).get("display_name", name))
+
+    lines = [line for per in certificates.values() for line in per]
+    if lines:
+        loose = [line for line in lines if not line["within_gap"]]
+        outside = [line for line in lines if line["sampled_inside"] is False]
+        gaps = [line["relative_gap"] for line in lines]
+        checks.append(
+            _check(
+                "certified logit ranges within 1% of the best items found, samples inside",
+                not loose and not outside,
+                f"{len(lines)} certificates; largest relative gap {max(gaps):.2g}"
+                + (f"; {len(loose)} looser than 1%" if loose else "")
+                + (f"; {len(outside)} contradicted by sampled items" if outside else ""),
+                fails_on="a loose or wrong interval evaluation; weights changed after certifying",
+            )
+        )
+    for name, summary in worst.items():
+        by_size = summary["by_size"]
+        power = summary["power"]
+        exceeds = sum(c["exceeds"] for c in by_size.values())
+        short = sum(c["short"] for c in by_size.values())
+        beta_exceeds = sum(c["beta_exceeds"] for c in by_size.values())
+        ratio = min(c["ratio_min"] for c in by_size.values())
+        detail = (
+            f"sizes {', '.join(map(str, by_size))}: top weight / T1 bound at δ* ≥ {ratio:.4f}; "
+            f"{exceeds} above the bound, {short} below its lower end"
+        )
+        if beta_exceeds:
+            detail += f", {beta_exceeds} with β above its proved bound"
+        passed = exceeds == 0 and short == 0 and beta_exceeds == 0
+        if power:
+            checks.append(
+                _check(
+                    f"{display(name)}: worst sets at T1's bound with the certified δ*",
+                    passed,
+                    detail + f" (has power at n = {', '.join(map(str, power))})",
+                    fails_on="weights sharper or flatter than softmax of the logits; a loose certificate",
+                )
+            )
+        else:
+            checks.append(
+                _check(
+                    f"{display(name)}: worst sets under T1's bound with the certified δ*",
+                    passed,
+                    detail + "; T1's bound is within 1e-3 of 1 at every size: cannot fail here",
+                    kind="consistency",
+                )
+            )
+    bounded = [n for n, summary in worst.items() if info.get(n, {}).get("logit_bound") is not None]
+    for name in bounded:
+        by_size = worst[name]["by_size"]
+        ratio = min(c["ratio_min"] for c in by_size.values())
+        checks.append(
+            _check(
+                f"{display(name)}: worst-set top weight ≥ {ratio_target:g} × T1 bound at every n",
+                ratio >= ratio_target,
+                f"smallest ratio {ratio:.4f} over sizes {', '.join(map(str, by_size))}",
+                fails_on="a flattened head; a certificate far above the real spread",
+            )
+        )
+    for name, lines in dispersion.items():
+        agree = [line for line in lines if line["agrees"]]
+        detail = "; ".join(
+            f"seed {line['seed']}: measured {line['measured']}, certified "
+            f"[{line['certified_lower']:.4g}, {line['certified_upper']:.4g}]"
+            for line in lines
+        )
+        checks.append(
+            _check(
+                f"{display(name)}: measured size where the top weight falls below ½ = n*(½)",
+                len(agree) == len(lines),
+                detail,
+                fails_on="weights at the wrong β; a wrong dispersion size",
+            )
+        )
+    for name, by_size in typical.items():
+        worst_cell = max(by_size.items(), key=lambda item: item[1]["outside_max"])
+        outside = [n for n, cell in by_size.items() if not cell["within"]]
+        checks.append(
+            _check(
+                f"{display(name)}: typical sets inside T13's band (fraction outside ≤ η = {eta:g})",
+                not outside,
+                f"largest fraction outside {worst_cell[1]['outside_max']:.3f} at n = {worst_cell[0]}"
+                + (f"; above η at n = {', '.join(map(str, outside))}" if outside else ""),
+                fails_on="scaled or flattened weights; a missing β",
+            )
+        )
+    for name, by_lead in gap_sets.items():
+        cells = [(lead, n, cell) for lead, by_size in by_lead.items() for n, cell in by_size.items()]
+        checked = [(lead, n, cell) for lead, n, cell in cells if cell["outside_max"] is not None]
+        if not checked:
+            continue
+        outside = [(lead, n) for lead, n, cell in checked if cell["outside_max"] > eta]
+        largest = max(cell["outside_max"] for _, _, cell in checked)
+        checks.append(
+            _check(
+                f"{display(name)}: gap-controlled sets inside T13's band (≤ η)",
+                not outside,
+                f"{len(checked)} lead × size cells; largest fraction outside {largest:.3f}"
+                + (f"; above η at {outside}" if outside else ""),
+                fails_on="scaled or flattened weights; a missing β",
+            )
+        )
+    return checks
+
+
+def consistency_checks(metrics: Mapping[str, Any], bound: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Checks that hold for any correct softmax: T1 and T10's floor per row, run lengths."""
+    info = metrics.get("normaliser_info", {})
+    checks = []
+    for name, b in bound.items():
+        display = info.get(name, {}).get("display_name", name)
+        violations = int(b["violations"]) + int(b["gap_floor_violations"])
+        checks.append(
+            _check(
+                f"{display}: T1 and T10's floor with each row's own spread",
+                violations == 0,
+                f"{violations} of {b['rows_checked']} rows outside beyond float tolerance",
+                kind="consistency",
+            )
+        )
+    for name, by_seed in metrics.get("certificates", {}).items():
+        results = [cert["run_length"] for _, cert in _seeds(by_seed) if cert.get("run_length")]
+        if not results:
+            continue
+        display = info.get(name, {}).get("display_name", name)
+        good = all(level["at_most_level"] for r in results for level in r.values())
+        sizes = sorted({level["size"] for r in results for level in r.values()}, key=int)
+        checks.append(
+            _check(
+                f"{display}: the worst set at n*(½) and n*(1/100) (run-length engine)",
+                good,
+                f"top weight ≤ ε at n = {', '.join(_short(s) for s in sizes)}",
+                kind="consistency",
+            )
+        )
+    return checks
+
+
+def _short(size: str) -> str:
+    return size if len(size) <= 9 else f"{size[0]}.{size[1:4]}e{len(size) - 1}"
