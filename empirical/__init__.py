@@ -1,6 +1,6 @@
 """The empirical layer: attention heads trained on max retrieval, held to claims T1 and T13.
 
-Needs torch (``pip install 'softmax-dispersion[empirical]'``); importing
+Needs torch (from a checkout: ``pip install '.[empirical]'``); importing
 :mod:`softmax_dispersion` alone never imports it, and the names below load on first use,
 so that rendering a run folder's report (:mod:`~softmax_dispersion.empirical.report`)
 needs no torch either.  The pieces:

@@ -65,6 +65,7 @@ def _stacked_items(
     return torch.stack([top for top, _ in pairs]), torch.stack([bottom for _, bottom in pairs])
 
 
+@torch.no_grad()
 def item_logits(
     model: MaxRetrievalModel, fns: list[LogitFunction], ranges: list[LogitRange]
 ) -> list[tuple[float, float]]:
@@ -124,6 +125,7 @@ def _exact_logit_error(fn: LogitFunction, found: LogitRange, logits: torch.Tenso
     return max(errors)
 
 
+@torch.no_grad()
 def adversarial_rows(
     model: MaxRetrievalModel,
     normalisers: Mapping[str, Normaliser],
@@ -229,6 +231,7 @@ def adversarial_rows(
     return out
 
 
+@torch.no_grad()
 def crossing_size(
     model: MaxRetrievalModel,
     normaliser: Normaliser,

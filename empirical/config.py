@@ -176,11 +176,14 @@ _QUICK = ExperimentConfig(
     normalisers=(
         "softmax",
         "adaptive_temperature",
+        "adaptive_refit",
         "ssmax",
         "entmax15",
         "sparsemax",
     ),
     test_sets=256,
+    gap_leads=(0.05, 0.2, 0.5),
+    gap_sets=8,
 )
 
 PRESETS: dict[str, ExperimentConfig] = {

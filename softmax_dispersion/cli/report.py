@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from softmax_dispersion.cli._max_retrieval import empirical_layer, print_summary
+from softmax_dispersion.cli._max_retrieval import print_summary
 from softmax_dispersion.cli._usage import EXIT_FAILED, EXIT_OK, UsageError
 
 __all__ = ["add_parser", "run"]
@@ -65,13 +65,16 @@ def _rerender_probe(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Rewrite the run's report; exit 1 when its bound checks failed."""
+    """Rewrite the run's report (a max-retrieval run needs its folder only, not torch);
+    exit 1 when one of its checks failed."""
     if (args.run_dir / "heads.json").is_file():
         return _rerender_probe(args)
+    from softmax_dispersion.empirical.report import write_report
+    from softmax_dispersion.empirical.statistics import summarise
+
     metrics = _metrics(args.run_dir)
-    empirical = empirical_layer()
-    written = empirical.write_report(args.run_dir, metrics)
-    summary = empirical.summarise(metrics)
+    written = write_report(args.run_dir, metrics)
+    summary = summarise(metrics)
     if args.json:
         print(json.dumps({"out": str(args.run_dir), "summary": summary}, indent=1))
     else:

@@ -12,7 +12,8 @@ pytest.importorskip("torch")
 
 from softmax_dispersion.cli import main
 
-TINY = ["--steps", "20", "--seeds", "2", "--sizes", "16,64", "--test-sets", "16"]
+TINY = ["--steps", "20", "--seeds", "2", "--sizes", "16,64", "--test-sets", "16", "--gap-sets", "0",
+        "--adversarial-sizes", "16,256"]  # fmt: skip
 
 
 def _run(out: Path, *extra: str) -> int:

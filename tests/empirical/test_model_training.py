@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -105,6 +106,7 @@ def test_an_inference_only_normaliser_cannot_be_trained() -> None:
         train(preset("quick", steps=2, width=8), "adaptive_temperature", [0])
 
 
+@pytest.mark.slow
 def test_a_member_trains_as_if_alone() -> None:
     config = preset("quick", steps=12, width=16, batch=32)
     pair = train(config, "softmax", [0, 1]).model
@@ -116,6 +118,7 @@ def test_a_member_trains_as_if_alone() -> None:
     assert not torch.allclose(pair.query[0], pair.query[1])
 
 
+@pytest.mark.slow
 def test_training_beats_chance_by_a_wide_margin() -> None:
     config = preset("quick", steps=TRAIN_STEPS, width=64, sizes=(16,), test_sets=512)
     run = train(config, "softmax", [0, 1, 2])
@@ -127,6 +130,7 @@ def test_training_beats_chance_by_a_wide_margin() -> None:
     assert len(accuracies) == 3 and all(a >= TRAIN_ACCURACY for a in accuracies), accuracies
 
 
+@pytest.mark.slow
 def test_training_and_evaluation_leave_subnormals_alone() -> None:
     # A library must not change the process's float environment: flushing subnormals in
     # training once leaked into torch's worker threads and broke other tests' softmax.
@@ -144,3 +148,56 @@ def test_training_and_evaluation_leave_subnormals_alone() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["True", "True"]
+
+
+@pytest.mark.slow
+def test_each_member_draws_its_own_training_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from softmax_dispersion.empirical import training
+
+    seen: list[list[int]] = []
+    original = training._padded
+
+    def record(batches: list[Any], length: int) -> Any:
+        seen.append([batch.items.shape[1] for batch in batches])
+        return original(batches, length)
+
+    monkeypatch.setattr(training, "_padded", record)
+    config = preset("quick", steps=20, width=8, batch=4)
+    train(config, "softmax", [0, 1, 2])
+    sizes = list(zip(*seen, strict=True))
+    assert len({tuple(s) for s in sizes}) == 3  # three different schedules
+    alone: list[list[int]] = []
+    monkeypatch.setattr(
+        training, "_padded", lambda b, n: (alone.append([x.items.shape[1] for x in b]), original(b, n))[1]
+    )
+    train(config, "softmax", [1])
+    assert [s[0] for s in alone] == list(sizes[1])  # a member's schedule is its seed's alone
+    low, high = config.train_sizes
+    assert all(low <= n <= high for s in sizes for n in s)
+
+
+@pytest.mark.slow
+def test_padding_changes_no_member_result() -> None:
+    # Padded to a longer set with −inf logits, a member's loss is its unpadded loss.
+    config = preset("quick", width=8)
+    model = build_model(config, "ssmax", [0], torch.device("cpu"))
+    data = max_retrieval_batch(6, 5, generator=torch.Generator().manual_seed(2))
+    items = data.items[None]
+    padded = torch.cat([items, torch.zeros(1, 6, 3, 11)], dim=2)
+    lengths = torch.full((1, 6), 5)
+    with torch.no_grad():
+        plain = model(items).class_logits
+        masked = model(padded, lengths=lengths).class_logits
+    torch.testing.assert_close(plain, masked, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_learning_curves_are_recorded_per_member() -> None:
+    config = preset("quick", steps=30, width=8, curve_every=10, curve_sets=4)
+    run = train(config, "softmax", [0, 1])
+    for curve in run.curves:
+        assert curve["step"] == [0, 10, 20, 30]
+        for key in ("p_top_16", "p_top_256", "accuracy_16", "accuracy_256"):
+            assert len(curve[key]) == 4 and all(0 <= v <= 1 for v in curve[key])
+    assert run.curves[0]["p_top_16"] != run.curves[1]["p_top_16"]
+    assert run.seconds_per_seed == pytest.approx(run.seconds / 2)

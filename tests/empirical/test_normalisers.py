@@ -406,6 +406,7 @@ def test_make_normaliser_builds_every_registered_normaliser() -> None:
     assert set(NORMALISERS) == {
         "softmax",
         "adaptive_temperature",
+        "adaptive_refit",
         "ssmax",
         "logn",
         "entmax15",
@@ -414,7 +415,8 @@ def test_make_normaliser_builds_every_registered_normaliser() -> None:
     for name, cls in NORMALISERS.items():
         module = make_normaliser(name, 3)
         assert type(module) is cls and module.name == name and module.members == 3
-        assert module.train_with == ("softmax" if name == "adaptive_temperature" else name)
+        inference_only = name in ("adaptive_temperature", "adaptive_refit")
+        assert module.train_with == ("softmax" if inference_only else name)
         assert module.softmax_family == (name not in ("entmax15", "sparsemax"))
 
 
@@ -422,3 +424,89 @@ def test_make_normaliser_builds_every_registered_normaliser() -> None:
 def test_make_normaliser_rejects_unknown_names(name: str) -> None:
     with pytest.raises(ValueError, match="unknown normaliser"):
         make_normaliser(name, 1)
+
+
+# --- bounded heads, the refit rule, padding ----------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["softcap2", "softcap0.5", "qknorm3", "qknorm4.25"])
+def test_bounded_heads_keep_every_logit_below_their_cap(name: str) -> None:
+    head = make_normaliser(name, 2)
+    assert head.name == name and head.train_with == name and head.softmax_family
+    cap = float(name.removeprefix("softcap").removeprefix("qknorm"))
+    assert head.logit_bound == cap
+    keys = torch.randn(2, 3, 50, 8, generator=torch.Generator().manual_seed(0)).double() * 100
+    query = torch.randn(2, 8, generator=torch.Generator().manual_seed(1)).double() * 100
+    logits = head.attention_logits(keys, query).detach()
+    assert logits.shape == (2, 3, 50)
+    assert bool((logits.abs() <= cap).all())
+    assert float(logits.abs().max()) > 0.3 * cap  # the cap binds, it does not flatten
+
+
+def test_softcap_is_cap_tanh_of_the_dot_product() -> None:
+    keys = torch.randn(1, 2, 5, 4, generator=torch.Generator().manual_seed(2)).double()
+    query = torch.randn(1, 4, generator=torch.Generator().manual_seed(3)).double()
+    dot = torch.einsum("mbnd,md->mbn", keys, query) / 2  # √d = 2
+    capped = make_normaliser("softcap3", 1).attention_logits(keys, query)
+    torch.testing.assert_close(capped, 3 * torch.tanh(dot / 3))
+
+
+def test_qknorm_is_the_learned_scale_times_the_cosine() -> None:
+    head = make_normaliser("qknorm4", 1)
+    head.scale_logit.data.fill_(1.0)
+    keys = torch.randn(1, 2, 5, 4, generator=torch.Generator().manual_seed(4)).double()
+    query = torch.randn(1, 4, generator=torch.Generator().manual_seed(5)).double()
+    cosine = torch.nn.functional.cosine_similarity(keys, query[:, None, None, :], dim=-1)
+    expected = 4 / (1 + math.exp(-1.0)) * cosine
+    torch.testing.assert_close(head.attention_logits(keys, query).detach(), expected)
+
+
+@pytest.mark.parametrize("name", ["softcap", "softcap0", "softcap2.50", "qknorm-1", "cap2"])
+def test_bounded_names_are_checked(name: str) -> None:
+    with pytest.raises(ValueError, match="unknown normaliser|write the cap"):
+        make_normaliser(name, 1)
+
+
+def test_display_names_come_from_the_classes() -> None:
+    for name in (*NORMALISERS, "softcap2", "qknorm3"):
+        described = make_normaliser(name, 1).describe()
+        assert described["display_name"] and isinstance(described["display_name"], str)
+    assert make_normaliser("adaptive_temperature", 1).describe()["display_name"] == "adaptive θ"
+    assert make_normaliser("softcap2", 1).describe()["logit_bound"] == 2.0
+
+
+def test_the_refit_rule_with_the_papers_coefficients_is_the_paper_rule() -> None:
+    x = logits((2, 4, 40), 3.0, seed=11)
+    paper = AdaptiveTemperature(2)(x)
+    refit = make_normaliser("adaptive_refit", 2)(x)
+    torch.testing.assert_close(refit.beta, paper.beta)
+    torch.testing.assert_close(refit.weights, paper.weights)
+
+
+def test_the_refit_rule_uses_each_members_coefficients() -> None:
+    head = make_normaliser("adaptive_refit", 2)
+    assert hasattr(head, "set_coefficients")
+    head.set_coefficients([[0, 0, 0, 0, 1.5], [0, 0, 0, 0, 3.0]])
+    x = logits((2, 4, 40), 0.1, seed=12)  # flat rows: entropy near log 40 > 1/2
+    out = head(x)
+    assert torch.allclose(out.beta[0], torch.full((4,), 1.5, dtype=torch.float64))
+    assert torch.allclose(out.beta[1], torch.full((4,), 3.0, dtype=torch.float64))
+    with pytest.raises(ValueError, match="rows of 5"):
+        head.set_coefficients([[1.0, 2.0]])
+
+
+@pytest.mark.parametrize("name", ["softmax", "ssmax", "logn", "entmax15", "sparsemax"])
+def test_padding_gets_no_weight_and_no_nan_gradient(name: str) -> None:
+    if name in ("entmax15", "sparsemax"):
+        pytest.importorskip("entmax")
+    head = make_normaliser(name, 1)
+    real = torch.tensor([[[1.0, 0.2, -0.5]]], requires_grad=True)
+    padded = torch.cat([real, torch.full((1, 1, 2), -math.inf)], dim=-1)
+    out, alone = head(padded), head(real)
+    torch.testing.assert_close(out.weights[..., :3], alone.weights)
+    assert bool((out.weights[..., 3:] == 0).all())
+    torch.testing.assert_close(out.beta, alone.beta)  # length scaling counts real items
+    out.weights[0, 0, 0].backward()
+    assert real.grad is not None and bool(torch.isfinite(real.grad).all())
+    for parameter in head.parameters():
+        assert parameter.grad is not None and bool(torch.isfinite(parameter.grad).all())

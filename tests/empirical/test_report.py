@@ -15,12 +15,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")  # the empirical package imports it
-
 from softmax_dispersion.empirical import statistics
 from softmax_dispersion.empirical.report import ROW_COLUMNS, render_markdown, write_report
 from softmax_dispersion.empirical.statistics import (
     PAPER_ACCURACY,
+    holm,
     mean_and_standard_error,
     paired_test,
     summarise,
@@ -29,6 +28,18 @@ from softmax_dispersion.empirical.statistics import (
 SIZES = [16, 256, 1024]
 SEEDS = [0, 1, 2]
 NORMALISERS = ["softmax", "adaptive_temperature", "ssmax"]
+
+# What a run records about each normaliser (Normaliser.describe), as config.json has it.
+INFO: dict[str, dict[str, Any]] = {
+    "softmax": {"display_name": "softmax", "softmax_family": True, "train_with": "softmax",
+                "length_scaled": False, "logit_bound": None},
+    "adaptive_temperature": {"display_name": "adaptive θ", "softmax_family": True,
+                             "train_with": "softmax", "length_scaled": False, "logit_bound": None},
+    "ssmax": {"display_name": "SSMax (learned s)", "softmax_family": True, "train_with": "ssmax",
+              "length_scaled": True, "logit_bound": None},
+    "sparsemax": {"display_name": "sparsemax", "softmax_family": False,
+                  "train_with": "sparsemax", "length_scaled": False, "logit_bound": None},
+}  # fmt: skip
 
 # Per-seed accuracies (fractions); adaptive θ is slightly ahead of softmax out of
 # distribution, SSMax holds up.
@@ -102,13 +113,17 @@ def synthetic_metrics() -> dict[str, Any]:
         "preset": "quick",
         "device": "cpu",
         "versions": {"torch": "2.x", "softmax_dispersion": "0.1.0"},
+        "normaliser_info": INFO,
         "training": [
             {
                 "normaliser": name,
                 "seed": seed,
-                "seconds": 1.5,
+                "ensemble": SEEDS,
+                "ensemble_seconds": 4.5,
+                "seconds_per_seed": 1.5,
                 "steps_per_second": 6.7,
                 "final_loss": 0.05,
+                "curve": {"step": [0, 10], "p_top_16": [0.1, 0.9], "p_top_256": [0.01, 0.3]},
             }
             for name in ("softmax", "ssmax")
             for seed in SEEDS
@@ -186,7 +201,14 @@ def test_summary_accuracy_and_paired() -> None:
     assert paired["difference"] == pytest.approx(np.mean(np.subtract(adaptive, values)))
     assert paired["p"] == pytest.approx(stats.ttest_rel(adaptive, values).pvalue)
     # Identical accuracies at n = 16: no evidence of a difference.
-    assert summary["paired"]["adaptive_temperature"][16] == {"difference": 0.0, "p": 1.0}
+    assert summary["paired"]["adaptive_temperature"][16] == {
+        "difference": 0.0,
+        "p": 1.0,
+        "p_holm": 1.0,
+    }
+    raw = {n: cell["p"] for n, cell in summary["paired"]["ssmax"].items()}
+    assert {n: cell["p_holm"] for n, cell in summary["paired"]["ssmax"].items()} == holm(raw)
+    assert "pairs are seeds" in summary["pairing"]
 
 
 def test_summary_bound_escape_and_targets() -> None:
@@ -203,7 +225,10 @@ def test_summary_bound_escape_and_targets() -> None:
     assert "softmax" not in summary["escape"]
     assert summary["one_hot"] == {}
     targets = {t["name"]: t["passed"] for t in summary["targets"]}
-    assert list(targets.values()) == [True, True, True, True]
+    assert list(targets.values()) == [True, True, True]
+    # Without certificates or T13 rows there is nothing that could have failed.
+    assert summary["results"] == []
+    assert all(c["kind"] == "consistency" and c["passed"] for c in summary["consistency"])
     json.dumps(summary, allow_nan=False)
 
 
@@ -216,7 +241,7 @@ def test_targets_report_failures_and_unmeasurable() -> None:
         if row["normaliser"] == "ssmax" and row["n"] == 16:
             row["accuracy"] = 0.9
     targets = summarise(metrics)["targets"]
-    assert [t["passed"] for t in targets] == [False, True, False, True]
+    assert [t["passed"] for t in targets] == [False, True, False]
     assert "ssmax" in targets[0]["detail"]
     assert "1024" in targets[2]["detail"]
     metrics["rows"] = [r for r in metrics["rows"] if r["n"] != 16]
@@ -238,16 +263,16 @@ def test_markdown_accuracy_table_like_the_paper() -> None:
     paper = rows[labels.index("paper: softmax")]
     assert paper[1:] == [f"{PAPER_ACCURACY[n]['softmax']:.1f}" for n in SIZES]
     assert rows[labels.index("paper: p")][1:] == ["0.4", "0.0002", "0.0001"]
-    assert "p (adaptive θ vs softmax)" in labels
+    assert "p, Holm-adjusted (adaptive θ vs softmax)" in labels
     assert re.search(r"\| 98\.5 ± 0\.3 \|", markdown)
     assert "Veličković et al., ICML 2025, reported" in markdown
-    assert "**Result: passed**" in markdown
-    assert "every measured head obeys T1 with its own spread" in markdown
-    # The bound at n = 16 is near 1: the report must say T1 barely constrains it there.
-    assert "close to 1" in markdown
-    assert "## Escape regime" in markdown
+    assert "pairs are seeds" in markdown
+    # Nothing here could have failed: the report must not call it a result.
+    assert "**Result: no result checks were measured**" in markdown
+    assert "a consistency check" in _section(markdown, "Per-row bound check")
+    assert "## Length scaling" in markdown
     assert "## Training" in markdown
-    assert "✓" in _section(markdown, "Targets")
+    assert "✓" in _section(markdown, "Expected shape")
 
 
 def test_injected_violation_fails_the_run(tmp_path: Path) -> None:
@@ -258,9 +283,8 @@ def test_injected_violation_fails_the_run(tmp_path: Path) -> None:
     assert summary["passed"] is False
     assert summary["violations"] == 2
     markdown = render_markdown(metrics, summary, [])
-    assert "**Result: FAILED** — 2 rows break T1 or T10's floor" in markdown
-    assert "**2 rows violate T1 or T10's floor beyond float tolerance.**" in markdown
-    assert "✗ | no T1 or T10 violations" in markdown
+    assert "**Result: FAILED** — 1 check(s) failed" in markdown
+    assert "✗ | softmax: T1 and T10's floor with each row's own spread | 2 of" in markdown
 
 
 def test_a_row_below_t10s_floor_fails_the_run() -> None:
@@ -271,7 +295,7 @@ def test_a_row_below_t10s_floor_fails_the_run() -> None:
     summary = summarise(metrics)
     assert summary["passed"] is False
     assert summary["bound"]["ssmax"]["gap_floor_violations"] == 1
-    assert "violate T1 or T10's floor" in render_markdown(metrics, summary, [])
+    assert "SSMax (learned s): T1 and T10's floor" in summary["failed"][0]
 
 
 def test_sparse_section() -> None:
@@ -333,7 +357,8 @@ def test_write_report_files_and_figures(tmp_path: Path) -> None:
     assert {p.name for p in figures} == {
         "accuracy.png",
         "p_max.png",
-        "escape.png",
+        "length_scaling.png",
+        "learning_curves.png",
         "heatmap_softmax.png",
         "heatmap_adaptive_temperature.png",
         "heatmap_ssmax.png",
@@ -386,6 +411,201 @@ def test_size_one_is_reported_but_not_read_into() -> None:
     assert decline["passed"] is True
     assert decline["detail"].startswith("98.5% at n = 16")
     markdown = render_markdown(metrics, summary, [])
-    # T1's bound is 1 at n = 1 whatever the spread; the report notes only n = 16.
-    assert "e^(βδ) ≥ n − 1, at n = 16." in markdown
-    assert "(n = 16, 256)" in _section(markdown, "Escape regime")
+    # sΔ is undefined at n = 1: the sentence reads the sizes that have it.
+    assert "sΔ > 1 holds for most sets at n = 16, 256" in _section(markdown, "Length scaling")
+
+
+# results and consistency checks -------------------------------------------------------
+
+
+def _certificate(
+    name: str,
+    seed: int,
+    *,
+    ratio: float = 0.999,
+    bound: float = 0.4,
+    exceeds: bool = False,
+    short: bool = False,
+    within: bool = True,
+    inside: bool = True,
+    crossing: int | None = 42,
+) -> dict[str, Any]:
+    worst = [
+        {
+            "n": n,
+            "p_max": ratio * bound,
+            "beta": 1.0,
+            "bound": bound,
+            "bound_low": 0.998 * bound,
+            "ratio": ratio,
+            "tolerance": 1e-6,
+            "logit_error": 1e-7,
+            "exceeds": exceeds,
+            "short": short,
+            "accuracy": 1.0 if n < 64 else 0.0,
+            "decoy_p_max": bound,
+        }
+        for n in (16, 64, 256)
+    ]
+    return {
+        "normaliser": name,
+        "seed": seed,
+        "delta": {"lower": "3.6972e+0", "upper": "3.6980e+0"},
+        "logit_max": {"lower": "1.69e+0", "upper": "1.70e+0"},
+        "logit_min": {"lower": "-2.00e+0", "upper": "-1.99e+0"},
+        "argmax": {"priority": 1.0, "class": 6},
+        "argmin": {"priority": 0.0, "class": 6},
+        "relative_gap": 2e-4 if within else 0.05,
+        "converged": within,
+        "within_gap": within,
+        "boxes": 160,
+        "seconds": 0.2,
+        "beta": "β = 1",
+        "dispersion_size": {
+            "half": {"lower": "4.133e+1", "upper": "4.137e+1", "least_size": 42,
+                     "least_size_exact": "42"},
+            "hundredth": {"lower": "3.994e+3", "upper": "3.998e+3", "least_size": 3998,
+                          "least_size_exact": "3998"},
+        },  # fmt: skip
+        "sampled": {"largest": 1.69, "smallest": -1.99, "inside": inside},
+        "worst_sets": worst,
+        "crossing": crossing,
+        "decoy": {"priority": 0.0, "class": 2},
+        "run_length": {
+            "half": {"size": "42", "p_max_upper": "4.9e-1", "at_most_level": True},
+            "hundredth": {"size": "3998", "p_max_upper": "9.9e-3", "at_most_level": True},
+        },
+    }
+
+
+def bounded_metrics(**overrides: Any) -> dict[str, Any]:
+    metrics = synthetic_metrics()
+    info = {"display_name": "soft-cap 2", "softmax_family": True, "train_with": "softcap2",
+            "length_scaled": False, "logit_bound": 2.0}  # fmt: skip
+    metrics["normaliser_info"] = INFO | {"softcap2": info}
+    metrics["config"]["normalisers"] = [*NORMALISERS, "softcap2"]
+    metrics["config"]["eta"] = 0.05
+    for seed in SEEDS:
+        for n in SIZES:
+            metrics["rows"].append(
+                _row("softmax", seed, n)
+                | {"normaliser": "softcap2", "t13_sets": 64, "t13_outside": 0.01,
+                   "t13_mean_field_mean": 0.3, "t13_lower_mean": 0.2, "t13_upper_mean": 0.5,
+                   "t13_bound_max": 1.0}  # fmt: skip
+            )
+    metrics["certificates"] = {
+        "softcap2": {str(seed): _certificate("softcap2", seed, **overrides) for seed in SEEDS}
+    }
+    metrics["gap_rows"] = [
+        {"normaliser": "softcap2", "seed": seed, "lead": lead, "n": n, "instances": 8,
+         "accuracy": 1.0, "p_true_mean": 0.9, "t13_outside": 0.0, "t13_mean_field_mean": 0.9,
+         "t13_sets": 8}
+        for seed in SEEDS for lead in (0.1, 0.5) for n in (16, 256)
+    ]  # fmt: skip
+    return metrics
+
+
+def _checks(summary: dict[str, Any]) -> dict[str, bool | None]:
+    return {c["name"]: c["passed"] for c in summary["results"]}
+
+
+def test_a_bounded_run_reports_its_results() -> None:
+    pytest.importorskip("scipy")
+    metrics = bounded_metrics()
+    summary = summarise(metrics)
+    checks = _checks(summary)
+    assert summary["passed"] is True
+    assert set(checks.values()) == {True}
+    assert any("worst sets at T1's bound" in name for name in checks)
+    assert any("≥ 0.95 × T1 bound" in name for name in checks)
+    assert any("falls below ½ = n*(½)" in name for name in checks)
+    assert any("typical sets inside T13's band" in name for name in checks)
+    assert any("gap-controlled sets" in name for name in checks)
+    markdown = render_markdown(metrics, summary, [])
+    assert "**Result: passed** — 6 checks that could have failed passed" in markdown
+    rows = _table_rows(_section(markdown, "Certified heads"))
+    assert rows[2][:2] == ["soft-cap 2", "0"] and rows[2][4] == "42"
+    assert "[3.6972, 3.698]" in rows[2][2]
+    assert "## Worst sets through the trained models" in markdown
+    assert "## Typical sets: T13's prediction" in markdown
+
+
+@pytest.mark.parametrize(
+    ("overrides", "failing"),
+    [
+        ({"exceeds": True}, "worst sets at T1's bound"),
+        ({"short": True, "ratio": 0.5}, "worst sets at T1's bound"),
+        ({"ratio": 0.9}, "≥ 0.95 × T1 bound"),
+        ({"crossing": 20}, "falls below ½ = n*(½)"),
+        ({"within": False}, "certified logit ranges"),
+        ({"inside": False}, "certified logit ranges"),
+    ],
+)
+def test_each_failed_result_fails_the_run(overrides: dict[str, Any], failing: str) -> None:
+    pytest.importorskip("scipy")
+    summary = summarise(bounded_metrics(**overrides))
+    assert summary["passed"] is False
+    assert any(failing in name for name in summary["failed"]), summary["failed"]
+    assert "**Result: FAILED**" in render_markdown(bounded_metrics(**overrides), summary, [])
+
+
+def test_t13_outside_beyond_eta_fails_the_run() -> None:
+    pytest.importorskip("scipy")
+    metrics = bounded_metrics()
+    metrics["rows"][-1]["t13_outside"] = 0.2
+    summary = summarise(metrics)
+    assert summary["passed"] is False
+    assert "typical sets inside T13's band" in summary["failed"][0]
+
+
+def test_a_worst_set_check_without_power_is_a_consistency_check() -> None:
+    pytest.importorskip("scipy")
+    metrics = bounded_metrics(bound=1.0, ratio=1.0, crossing=None)
+    metrics["normaliser_info"]["softcap2"]["logit_bound"] = None  # an unbounded head
+    summary = summarise(metrics)
+    assert not any("worst sets" in c["name"] for c in summary["results"])
+    consistency = [c for c in summary["consistency"] if "worst sets" in c["name"]]
+    assert consistency and "cannot fail here" in consistency[0]["detail"]
+
+
+def test_the_length_scaling_sentence_reads_its_own_table() -> None:
+    pytest.importorskip("scipy")
+    metrics = synthetic_metrics()
+    for row in metrics["rows"]:
+        if row["normaliser"] == "ssmax":
+            row["gap_floor_mean"] = 0.05
+            row["p_max_mean"] = 0.6
+    markdown = _section(render_markdown(metrics, summarise(metrics), []), "Length scaling")
+    # p_max 0.6 far above a floor of 0.05 where sΔ > 1 holds for most sets: the report
+    # must not say the head is sharp "exactly where" sΔ > 1.
+    assert "exactly where" not in markdown
+    assert "does not explain the weight" in markdown
+
+
+def test_holm_adjusts_in_step_down_order() -> None:
+    adjusted = holm({1: 0.01, 2: 0.02, 3: 0.03, 4: 0.5})
+    assert adjusted == {1: 0.04, 2: 0.06, 3: 0.06, 4: 0.5}
+    assert holm({}) == {}
+
+
+def test_the_report_needs_no_torch(tmp_path: Path) -> None:
+    pytest.importorskip("scipy")
+    import subprocess
+
+    run = _write_metrics(tmp_path, bounded_metrics())
+    code = (
+        "import sys\n"
+        "class NoTorch:\n"  # any import of torch now fails, as without torch installed
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'torch' or name.startswith('torch.'):\n"
+        "            raise ImportError('no torch here')\n"
+        "sys.meta_path.insert(0, NoTorch())\n"
+        "from softmax_dispersion.cli import main\n"
+        f"status = main(['report', {str(run)!r}])\n"
+        "assert 'torch' not in sys.modules\n"
+        "print('status', status)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "status 0" in done.stdout
+    assert (run / "report.md").is_file()

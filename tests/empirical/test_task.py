@@ -89,3 +89,28 @@ def test_device_defaults_to_the_generators(device: torch.device | str | None) ->
 def test_bad_sizes_are_rejected(batch: int, n: int, classes: int, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         max_retrieval_batch(batch, n, classes=classes, generator=generator(0))
+
+
+@pytest.mark.parametrize("lead", [0.05, 0.5, 0.9])
+def test_gap_controlled_sets_keep_their_lead(lead: float) -> None:
+    from softmax_dispersion.empirical.task import gap_controlled_batch
+
+    data = gap_controlled_batch(64, 33, lead=lead, generator=torch.Generator().manual_seed(1))
+    priority = data.items[..., 0]
+    top = priority.gather(1, data.top[:, None])[:, 0]
+    others = priority.clone()
+    others[torch.arange(64), data.top] = -1
+    assert bool((top >= lead).all()) and bool((top <= 1).all())
+    assert bool((top - others.amax(-1) >= lead - 1e-6).all())
+    assert bool((priority.argmax(-1) == data.top).all())
+    assert len(set(data.top.tolist())) > 10  # the top item is anywhere in the set
+    labels = data.items[..., 1:].argmax(-1)
+    assert bool((labels.gather(1, data.top[:, None])[:, 0] == data.target).all())
+
+
+@pytest.mark.parametrize(("n", "lead"), [(1, 0.5), (5, 0.0), (5, 1.0)])
+def test_gap_controlled_sets_reject_bad_arguments(n: int, lead: float) -> None:
+    from softmax_dispersion.empirical.task import gap_controlled_batch
+
+    with pytest.raises(ValueError):
+        gap_controlled_batch(2, n, lead=lead, generator=torch.Generator())
