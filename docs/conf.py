@@ -49,6 +49,7 @@ exclude_patterns = [
     "Thumbs.db",
     ".DS_Store",
     "empirical-run",
+    "empirical-run-bounded",
     "pretrained-run",
     "theory/coq-generated",
 ]

@@ -76,7 +76,9 @@ def item_logits(
     return [(float(row[0]), float(row[1])) for row in logits]
 
 
-def _worst_sets(tops: torch.Tensor, bottoms: torch.Tensor, n: int, start: int, stop: int) -> torch.Tensor:
+def _worst_sets(
+    tops: torch.Tensor, bottoms: torch.Tensor, n: int, start: int, stop: int
+) -> torch.Tensor:
     """Items ``start:stop`` of each member's worst set: position 0 is the top item."""
     members = tops.shape[0]
     chunk = bottoms[:, None, None, :].expand(members, 1, stop - start, -1).clone()
@@ -109,11 +111,16 @@ def _pooled_prediction(
         stop = min(n, start + _CHUNK)
         values = model.value(model.encoder(_worst_sets(tops, bottoms, n, start, stop)))
         pooled += torch.einsum("mbn,mbnd->mbd", weights[..., start:stop], values)
-    return model.predictor(pooled).argmax(-1)[:, 0]
+    predicted: torch.Tensor = model.predictor(pooled).argmax(-1)[:, 0]
+    return predicted
 
 
 def _t1(n: int, spread: float) -> float:
-    return float(torch_function(dispersion_upper)(n, torch.tensor(min(spread, 700.0), dtype=torch.float64), 1.0))
+    return float(
+        torch_function(dispersion_upper)(
+            n, torch.tensor(min(spread, 700.0), dtype=torch.float64), 1.0
+        )
+    )
 
 
 def _exact_logit_error(fn: LogitFunction, found: LogitRange, logits: torch.Tensor) -> float:
@@ -180,7 +187,9 @@ def adversarial_rows(
     targets = torch.tensor([found.argmax[1] for found in ranges], device=device)
     decoy_items = bottoms
     if decoys is not None:
-        decoy_rows = [fn.items([item[0]], [item[1]])[0] for fn, item in zip(fns, decoys, strict=True)]
+        decoy_rows = [
+            fn.items([item[0]], [item[1]])[0] for fn, item in zip(fns, decoys, strict=True)
+        ]
         decoy_items = torch.tensor(np.stack(decoy_rows), dtype=torch.float32, device=device)
     first = worst_set_logits(model, tops, bottoms, 2)
     errors = [
@@ -205,7 +214,9 @@ def adversarial_rows(
                 narrow = max(float(found.spread_low) - 2 * errors[member], 0.0)
                 bound, bound_low = _t1(n, beta * wide), _t1(n, beta * narrow)
                 tolerance = float(
-                    t1_tolerance(n, torch.tensor([beta * wide], dtype=torch.float64), weights.dtype)[0]
+                    t1_tolerance(
+                        n, torch.tensor([beta * wide], dtype=torch.float64), weights.dtype
+                    )[0]
                 )
                 row: dict[str, Any] = {
                     "n": n,
@@ -327,4 +338,3 @@ def run_length_check(
             "at_most_level": Fraction(upper) <= level * (1 + Fraction(slack)),
         }
     return out
-

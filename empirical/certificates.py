@@ -171,8 +171,9 @@ class _Search:
         self.max_heap: list[tuple[float, int, tuple[float, float, int], Any]] = []
         self.min_heap: list[tuple[float, int, tuple[float, float, int], Any]] = []
         self.split: set[tuple[float, float, int]] = set()
-        self.best_max: tuple[Any, tuple[float, int]] | None = None  # type: ignore[assignment]
-        self.best_min: tuple[Any, tuple[float, int]] | None = None  # type: ignore[assignment]
+        # (certified bound, item) of the best items found; set by the first sample.
+        self.best_max: tuple[Any, tuple[float, int]] = (None, (0.0, 0))
+        self.best_min: tuple[Any, tuple[float, int]] = (None, (0.0, 0))
         self.boxes = 0
         self.final_max: Any = None  # bounds of intervals too narrow to split
         self.final_min: Any = None
@@ -180,9 +181,9 @@ class _Search:
     def sample(self, priority: float, label: int) -> None:
         ball = self.fn.point(priority, label)
         low, high = ball.lower(), ball.upper()
-        if self.best_max is None or low > self.best_max[0]:
+        if self.best_max[0] is None or low > self.best_max[0]:
             self.best_max = (low, (priority, label))
-        if self.best_min is None or high < self.best_min[0]:
+        if self.best_min[0] is None or high < self.best_min[0]:
             self.best_min = (high, (priority, label))
 
     def add(self, low: float, high: float, label: int) -> None:
@@ -402,9 +403,7 @@ def head_certificate(
             largest, smallest, top, bottom = sampled
             # float64 evaluation of an exact function: allow its rounding (1e-9 relative).
             slack = 1e-9 * max(1.0, abs(largest), abs(smallest))
-            inside = bool(
-                found.max_high + slack >= largest and found.min_low - slack <= smallest
-            )
+            inside = bool(found.max_high + slack >= largest and found.min_low - slack <= smallest)
             record["sampled"] = {
                 "largest": largest,
                 "smallest": smallest,

@@ -181,6 +181,7 @@ _QUICK = ExperimentConfig(
         "entmax15",
         "sparsemax",
     ),
+    steps=2000,
     test_sets=256,
     gap_leads=(0.05, 0.2, 0.5),
     gap_sets=8,

@@ -8,9 +8,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 import numpy as np
+import torch
 
 from softmax_dispersion.empirical.bound_check import check_gap_floor, check_t1
 from softmax_dispersion.empirical.config import ExperimentConfig
@@ -147,7 +146,9 @@ def _typical_band(
     if any(beta is None for beta in betas):
         return None
     top_weight = weights.gather(-1, batch.top[..., None])[..., 0].double().cpu().numpy()
-    top_priority = batch.items[..., 0].gather(-1, batch.top[..., None])[..., 0].double().cpu().numpy()
+    top_priority = (
+        batch.items[..., 0].gather(-1, batch.top[..., None])[..., 0].double().cpu().numpy()
+    )
     labels = batch.target.cpu().numpy()
     parts: dict[str, list[np.ndarray[Any, Any]]] = defaultdict(list)
     for member, (law, beta) in enumerate(zip(laws, betas, strict=True)):
@@ -424,7 +425,8 @@ def evaluate_gap_sets(
     >>> from softmax_dispersion.empirical.training import build_model
     >>> config = preset("quick", gap_leads=(0.5,), gap_sizes=(64,), gap_sets=4, width=8)
     >>> model = build_model(config, "softmax", [0], torch.device("cpu")).eval()
-    >>> [(r["lead"], r["n"], r["instances"]) for r in evaluate_gap_sets(model, config, [0], ["softmax"])]
+    >>> rows = evaluate_gap_sets(model, config, [0], ["softmax"])
+    >>> [(r["lead"], r["n"], r["instances"]) for r in rows]
     [(0.5, 64, 4)]
     """
     device = torch.device(device)

@@ -41,7 +41,6 @@ from softmax_dispersion.empirical.adversarial import (
     run_length_check,
 )
 from softmax_dispersion.empirical.certificates import (
-    LogitRange,
     certify_logit_range,
     head_certificate,
     sampled_range,
@@ -54,11 +53,12 @@ from softmax_dispersion.empirical.evaluation import (
     evaluate_gap_sets,
     fixed_beta,
 )
-from softmax_dispersion.empirical.logit_function import LogitFunction, logit_function
+from softmax_dispersion.empirical.logit_function import logit_function
 from softmax_dispersion.empirical.model import MaxRetrievalModel
 from softmax_dispersion.empirical.normalisers import (
     AdaptiveRefit,
     Normaliser,
+    ScalableSoftmax,
     describe_normalisers,
     make_normaliser,
 )
@@ -415,9 +415,13 @@ def _measure_ensemble(
     evaluation = evaluate(
         model, config, seeds, names, device=device, progress=reporter, laws=laws, modules=modules
     )
-    gap_rows = evaluate_gap_sets(
-        model, config, seeds, typical, laws=laws, device=device, progress=reporter
-    ) if typical else []
+    gap_rows = (
+        evaluate_gap_sets(
+            model, config, seeds, typical, laws=laws, device=device, progress=reporter
+        )
+        if typical
+        else []
+    )
     softmax_family = {n: modules[n] for n in names if modules[n].softmax_family}
     pairs = item_logits(model, fns, ranges)
     worst: dict[str, list[list[dict[str, Any]]]] = {}
@@ -499,7 +503,7 @@ def _certificate_beta(normaliser: Normaliser, member: int) -> dict[str, Any]:
             }
         return {"beta": None, "beta_note": "refit rule: no proved bound on β"}
     if normaliser.length_scaled:
-        s = float(normaliser.s[member].detach()) if hasattr(normaliser, "s") else 1.0
+        s = float(normaliser.s[member].detach()) if isinstance(normaliser, ScalableSoftmax) else 1.0
         return {"beta": None, "beta_note": f"β = s·log n grows with n (T10), s = {s:.4g}"}
     return {"beta": 1, "beta_note": "β = 1"}
 
@@ -513,7 +517,9 @@ def _least_size(cert: dict[str, Any]) -> int | None:
 
 def _run_length(pair: tuple[float, float], cert: dict[str, Any]) -> dict[str, Any]:
     """The run-length engine on the worst set at the certificate's dispersion sizes."""
-    sizes = {name: int(level["least_size_exact"]) for name, level in cert["dispersion_size"].items()}
+    sizes = {
+        name: int(level["least_size_exact"]) for name, level in cert["dispersion_size"].items()
+    }
     errors = [row["logit_error"] for row in cert["worst_sets"]] or [0.0]
     return run_length_check(pair[0], pair[1], sizes, slack=max(4 * max(errors), 1e-9))
 

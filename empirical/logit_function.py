@@ -256,7 +256,9 @@ class _BallWeights:
             ]
         return self._points[key]
 
-    def _logit(self, lows: list[Any], highs: list[Any], hidden: list[Any] | None) -> tuple[Any, Any]:
+    def _logit(
+        self, lows: list[Any], highs: list[Any], hidden: list[Any] | None
+    ) -> tuple[Any, Any]:
         # Bounds of the logit for hidden values h_j in [lows_j, highs_j] (arb points).
         arb = self.flint.arb
         width = self.fn.width
@@ -271,9 +273,7 @@ class _BallWeights:
             if hidden is not None:
                 h = self.flint.arb_mat([hidden])
             else:
-                h = self.flint.arb_mat(
-                    [[arb.union(lows[j], highs[j]) for j in range(width)]]
-                )
+                h = self.flint.arb_mat([[arb.union(lows[j], highs[j]) for j in range(width)]])
             k = h * self.key_map + self.key_offset
             norm_lo = sum((_square(k[0, j].abs_lower()) for j in range(width)), arb(0))
             norm_hi = sum((_square(k[0, j].abs_upper()) for j in range(width)), arb(0))

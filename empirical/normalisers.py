@@ -39,7 +39,6 @@ from functools import cache
 from typing import NamedTuple
 
 import sympy as sp
-
 import torch
 from torch import nn
 
@@ -240,7 +239,9 @@ class AdaptiveRefit(AdaptiveTemperature):
         """One row ``[a₄, a₃, a₂, a₁, a₀]`` (highest degree first) per member."""
         values = torch.tensor(coefficients, dtype=torch.float64)
         if values.shape != (self.members, 5):
-            raise ValueError(f"need {self.members} rows of 5 coefficients, got {tuple(values.shape)}")
+            raise ValueError(
+                f"need {self.members} rows of 5 coefficients, got {tuple(values.shape)}"
+            )
         self.coefficients = values
 
     def forward(self, logits: torch.Tensor) -> Normalised:

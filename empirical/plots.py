@@ -242,7 +242,13 @@ def accuracy_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
         sizes, means, errors = _series(metrics, name, "accuracy", scale=100.0)
         if sizes:
             line = ax.errorbar(
-                sizes, means, yerr=errors, marker="o", ms=4, capsize=2, label=_display(metrics, name)
+                sizes,
+                means,
+                yerr=errors,
+                marker="o",
+                ms=4,
+                capsize=2,
+                label=_display(metrics, name),
             )
             colours[name] = line.lines[0].get_color()
     for name in ("softmax", "adaptive_temperature"):
@@ -281,7 +287,13 @@ def length_scaling_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
             continue
         label = _display(metrics, name)
         line = ax.errorbar(
-            sizes, means, yerr=errors, marker="o", ms=4, capsize=2, label=f"{label}: mean top weight"
+            sizes,
+            means,
+            yerr=errors,
+            marker="o",
+            ms=4,
+            capsize=2,
+            label=f"{label}: mean top weight",
         )
         colour = line.lines[0].get_color()
         lx, ly, _ = _series(metrics, name, "gap_floor_mean")
@@ -300,7 +312,8 @@ def length_scaling_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
 
 def worst_sets_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
     """Worst sets: the model's top weight and T1's bound at the certified δ* against n,
-    one colour per head (per cap for the bounded heads), mean over seeds."""
+    one colour per head (per cap for the bounded heads), mean over seeds; a dotted
+    vertical line at the head's certified n*(½) where it lies in the tested range."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.6, 4.6), layout="constrained")
     certificates = metrics.get("certificates", {})
@@ -318,6 +331,13 @@ def worst_sets_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
         label = _display(metrics, name)
         (line,) = ax.plot(sizes, measured, marker="o", ms=4, ls="none", label=f"{label}: model")
         ax.plot(sizes, bound, ls="-", color=line.get_color(), alpha=0.6, label=f"{label}: T1 at δ*")
+        halves = [
+            float(cert["dispersion_size"]["half"]["upper"])
+            for cert in by_seed.values()
+            if cert.get("dispersion_size")
+        ]
+        if halves and min(sizes) <= np.mean(halves) <= max(sizes):
+            ax.axvline(float(np.mean(halves)), color=line.get_color(), ls=":", alpha=0.8)
         drawn = True
     if drawn:
         ax.set_xscale("log")
@@ -336,7 +356,7 @@ def typical_sets_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.6, 4.6), layout="constrained")
     for name in _normalisers(metrics):
-        sizes, measured, errors = _series(metrics, name, "t13_mean_field_mean")
+        sizes, measured, _ = _series(metrics, name, "t13_mean_field_mean")
         if not sizes:
             continue
         label = _display(metrics, name)
@@ -380,7 +400,10 @@ def gap_sets_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
                     cells.setdefault(int(r["n"]), []).append(r)
             sizes = sorted(cells)
             measured = [np.mean([r["p_true_mean"] for r in cells[n]]) for n in sizes]
-            predicted = [np.nanmean([metric_number(r["t13_mean_field_mean"]) for r in cells[n]]) for n in sizes]
+            predicted = [
+                np.nanmean([metric_number(r["t13_mean_field_mean"]) for r in cells[n]])
+                for n in sizes
+            ]
             (line,) = ax.plot(sizes, measured, marker="o", ls="none", label=f"lead {lead:g}")
             ax.plot(sizes, predicted, color=line.get_color(), alpha=0.7)
         ax.set_xscale("log")
@@ -473,7 +496,11 @@ def draw_all(metrics: Mapping[str, Any], directory: Path) -> list[Path]:
     paths = [accuracy_figure(metrics, directory / "accuracy.png")]
     if any(info[n]["softmax_family"] for n in names):
         paths.append(p_max_figure(metrics, directory / "p_max.png"))
-    if any(cert.get("worst_sets") for by_seed in metrics.get("certificates", {}).values() for cert in by_seed.values()):
+    if any(
+        cert.get("worst_sets")
+        for by_seed in metrics.get("certificates", {}).values()
+        for cert in by_seed.values()
+    ):
         paths.append(worst_sets_figure(metrics, directory / "worst_sets.png"))
     if any(row.get("t13_sets") for row in metrics.get("rows", [])):
         paths.append(typical_sets_figure(metrics, directory / "typical_sets.png"))

@@ -176,7 +176,8 @@ def _header(metrics: Mapping[str, Any], summary: Mapping[str, Any], name: _Names
         "",
         verdict,
         "",
-        f"- preset: {metrics.get('preset') or 'custom'} — {metrics.get('source', 'custom settings')}",
+        f"- preset: {metrics.get('preset') or 'custom'} — "
+        f"{metrics.get('source', 'custom settings')}",
         f"- device: {metrics.get('device', 'unknown')}, {metrics.get('threads', '?')} torch "
         f"thread(s); load average {_load(load.get('start'))} at the start, "
         f"{_load(load.get('end'))} at the end",
@@ -441,7 +442,10 @@ def _gap_section(summary: Mapping[str, Any], name: _Names) -> list[str]:
             rows.append(
                 [
                     f"lead {lead:g}: accuracy",
-                    *(_fmt(100 * (by_size.get(n) or {}).get("accuracy", math.nan), ".1f", "") for n in sizes),
+                    *(
+                        _fmt(100 * (by_size.get(n) or {}).get("accuracy", math.nan), ".1f", "")
+                        for n in sizes
+                    ),
                 ]
             )
             rows.append(
@@ -512,7 +516,9 @@ def _accuracy_section(summary: Mapping[str, Any], name: _Names) -> list[str]:
     ]
 
 
-def _adaptive_section(metrics: Mapping[str, Any], summary: Mapping[str, Any], name: _Names) -> list[str]:
+def _adaptive_section(
+    metrics: Mapping[str, Any], summary: Mapping[str, Any], name: _Names
+) -> list[str]:
     histograms = metrics.get("histograms", {}).get("adaptive_temperature")
     if not histograms:
         return []
@@ -532,7 +538,12 @@ def _adaptive_section(metrics: Mapping[str, Any], summary: Mapping[str, Any], na
             cells.append(_fmt(histogram_quantile(counts, edges.get(key, []), 0.5), spec, ""))
         rows.append([label, *cells])
     paired = summary["paired"].get("adaptive_temperature", {})
-    rows.append(["gain over softmax (points)", *(_fmt((paired.get(n) or {}).get("difference"), "+.1f", "") for n in sizes)])
+    rows.append(
+        [
+            "gain over softmax (points)",
+            *(_fmt((paired.get(n) or {}).get("difference"), "+.1f", "") for n in sizes),
+        ]
+    )
     lines = [
         "## Why adaptive θ gains here",
         "",
@@ -551,7 +562,10 @@ def _adaptive_section(metrics: Mapping[str, Any], summary: Mapping[str, Any], na
         coefficient_rows = [["paper", *(f"{c:+.3f}" for c in PAPER_POLYNOMIAL)]]
         for seed, fit in sorted(refits.items(), key=lambda item: int(item[0])):
             coefficient_rows.append(
-                [f"refit, seed {seed} ({fit['sets']} sets, rms {fit['rms']:.2f})", *(f"{c:+.3f}" for c in fit["coefficients"])]
+                [
+                    f"refit, seed {seed} ({fit['sets']} sets, rms {fit['rms']:.2f})",
+                    *(f"{c:+.3f}" for c in fit["coefficients"]),
+                ]
             )
         lines += [
             "",
@@ -582,7 +596,10 @@ def _pooled(histograms: Mapping[str, Any], n: int, key: str) -> list[int]:
 
 
 def _adaptive_explanation(
-    histograms: Mapping[str, Any], edges: Mapping[str, Any], sizes: list[int], paired: Mapping[int, Any]
+    histograms: Mapping[str, Any],
+    edges: Mapping[str, Any],
+    sizes: list[int],
+    paired: Mapping[int, Any],
 ) -> str:
     from softmax_dispersion.empirical.plots import histogram_quantile
 
@@ -591,7 +608,9 @@ def _adaptive_explanation(
     if not finite:
         return ""
     best = max(finite, key=lambda n: finite[n])
-    entropy = histogram_quantile(_pooled(histograms, best, "entropy"), edges.get("entropy", []), 0.5)
+    entropy = histogram_quantile(
+        _pooled(histograms, best, "entropy"), edges.get("entropy", []), 0.5
+    )
     beta = histogram_quantile(_pooled(histograms, best, "beta"), edges.get("beta", []), 0.5)
     return (
         f"The gain peaks at n = {best} (+{finite[best]:.1f} points), where the median entropy "
@@ -719,7 +738,11 @@ def _escape_section(summary: Mapping[str, Any], name: _Names) -> list[str]:
 def _escape_sentence(by_size: Mapping[int, Mapping[str, Any]]) -> str:
     """What the table shows, read from the table itself."""
     measured = {
-        n: (metric_number(v["s_gap_above_one"]), metric_number(v["p_max"]), metric_number(v.get("gap_floor")))
+        n: (
+            metric_number(v["s_gap_above_one"]),
+            metric_number(v["p_max"]),
+            metric_number(v.get("gap_floor")),
+        )
         for n, v in by_size.items()
         if not math.isnan(metric_number(v["s_gap_above_one"]))
     }

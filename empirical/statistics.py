@@ -58,6 +58,7 @@ def normaliser_info(metrics: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         }
     return recorded
 
+
 PAPER_SOURCE = "Veličković et al., ICML 2025, reported"
 """Where :data:`PAPER_ACCURACY` comes from (512 and 2048: the first arXiv version)."""
 

@@ -135,7 +135,9 @@ def gap_controlled_batch(
         raise ValueError(f"classes must be >= 2, got {classes}")
     device = generator.device if device is None else torch.device(device)
     top_priority = lead + (1 - lead) * torch.rand(batch, generator=generator, device=device)
-    priority = torch.rand(batch, n, generator=generator, device=device) * (top_priority - lead)[:, None]
+    priority = (
+        torch.rand(batch, n, generator=generator, device=device) * (top_priority - lead)[:, None]
+    )
     top = torch.randint(n, (batch,), generator=generator, device=device)
     priority[torch.arange(batch, device=device), top] = top_priority
     label = torch.randint(classes, (batch, n), generator=generator, device=device)

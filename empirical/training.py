@@ -132,7 +132,9 @@ def _curve_point(model: MaxRetrievalModel, sets: dict[int, Any]) -> dict[str, li
 
 def _padded(batches: list[MaxRetrievalBatch], length: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Members' sets padded with zero items to ``length``, and each member's lengths."""
-    items = torch.zeros(len(batches), *batches[0].items.shape[:1], length, batches[0].items.shape[-1])
+    items = torch.zeros(
+        len(batches), *batches[0].items.shape[:1], length, batches[0].items.shape[-1]
+    )
     lengths = torch.empty(len(batches), batches[0].items.shape[0], dtype=torch.long)
     for member, batch in enumerate(batches):
         n = batch.items.shape[1]
@@ -213,9 +215,7 @@ def train(
 
     low, high = config.train_sizes
     recent: list[torch.Tensor] = []
-    steps = reporter.track(
-        range(config.steps), f"train {normaliser} ×{members}", unit="steps"
-    )
+    steps = reporter.track(range(config.steps), f"train {normaliser} ×{members}", unit="steps")
     model.train()
     start = time.perf_counter()
     for step in steps:

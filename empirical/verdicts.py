@@ -107,7 +107,11 @@ def worst_set_summary(metrics: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
                 "decoy_p_max": _mean_of(r.get("decoy_p_max") for r in rows),
                 "seeds": len(rows),
             }
-        power = [n for n, rows in sorted(by_size.items()) if all(r["bound"] < 1 - POWER_MARGIN for r in rows)]
+        power = [
+            n
+            for n, rows in sorted(by_size.items())
+            if all(r["bound"] < 1 - POWER_MARGIN for r in rows)
+        ]
         out[name] = {"by_size": sizes, "power": power}
     return out
 
@@ -155,7 +159,16 @@ def typical_summary(metrics: Mapping[str, Any], eta: float) -> dict[str, dict[in
         if not row.get("t13_sets"):
             continue
         cell = out.setdefault(str(row["normaliser"]), {}).setdefault(
-            int(row["n"]), {"outside": [], "measured": [], "mean_field": [], "lower": [], "upper": [], "bound": [], "sets": 0}
+            int(row["n"]),
+            {
+                "outside": [],
+                "measured": [],
+                "mean_field": [],
+                "lower": [],
+                "upper": [],
+                "bound": [],
+                "sets": 0,
+            },
         )
         cell["outside"].append(_number(row["t13_outside"]))
         cell["measured"].append(_number(row["p_true_mean"]))
@@ -183,7 +196,9 @@ def typical_summary(metrics: Mapping[str, Any], eta: float) -> dict[str, dict[in
     return summary
 
 
-def gap_set_summary(metrics: Mapping[str, Any]) -> dict[str, dict[float, dict[int, dict[str, Any]]]]:
+def gap_set_summary(
+    metrics: Mapping[str, Any],
+) -> dict[str, dict[float, dict[int, dict[str, Any]]]]:
     """Per normaliser, lead and size: accuracy, measured top weight, T13 (means over seeds)."""
     cells: dict[str, dict[float, dict[int, list[dict[str, Any]]]]] = {}
     for row in metrics.get("gap_rows", []):
@@ -260,7 +275,9 @@ def result_checks(
                     f"{display(name)}: worst sets at T1's bound with the certified δ*",
                     passed,
                     detail + f" (has power at n = {', '.join(map(str, power))})",
-                    fails_on="weights sharper or flatter than softmax of the logits; a loose certificate",
+                    fails_on=(
+                        "weights sharper or flatter than softmax of the logits; a loose certificate"
+                    ),
                 )
             )
         else:
@@ -301,36 +318,41 @@ def result_checks(
         )
     for name, by_size in typical.items():
         worst_cell = max(by_size.items(), key=lambda item: item[1]["outside_max"])
-        outside = [n for n, cell in by_size.items() if not cell["within"]]
+        above = [n for n, cell in by_size.items() if not cell["within"]]
         checks.append(
             _check(
                 f"{display(name)}: typical sets inside T13's band (fraction outside ≤ η = {eta:g})",
-                not outside,
-                f"largest fraction outside {worst_cell[1]['outside_max']:.3f} at n = {worst_cell[0]}"
-                + (f"; above η at n = {', '.join(map(str, outside))}" if outside else ""),
+                not above,
+                f"largest fraction outside {worst_cell[1]['outside_max']:.3f} "
+                f"at n = {worst_cell[0]}"
+                + (f"; above η at n = {', '.join(map(str, above))}" if above else ""),
                 fails_on="scaled or flattened weights; a missing β",
             )
         )
     for name, by_lead in gap_sets.items():
-        cells = [(lead, n, cell) for lead, by_size in by_lead.items() for n, cell in by_size.items()]
+        cells = [
+            (lead, n, cell) for lead, by_size in by_lead.items() for n, cell in by_size.items()
+        ]
         checked = [(lead, n, cell) for lead, n, cell in cells if cell["outside_max"] is not None]
         if not checked:
             continue
-        outside = [(lead, n) for lead, n, cell in checked if cell["outside_max"] > eta]
+        beyond = [(lead, n) for lead, n, cell in checked if cell["outside_max"] > eta]
         largest = max(cell["outside_max"] for _, _, cell in checked)
         checks.append(
             _check(
                 f"{display(name)}: gap-controlled sets inside T13's band (≤ η)",
-                not outside,
+                not beyond,
                 f"{len(checked)} lead × size cells; largest fraction outside {largest:.3f}"
-                + (f"; above η at {outside}" if outside else ""),
+                + (f"; above η at {beyond}" if beyond else ""),
                 fails_on="scaled or flattened weights; a missing β",
             )
         )
     return checks
 
 
-def consistency_checks(metrics: Mapping[str, Any], bound: Mapping[str, Any]) -> list[dict[str, Any]]:
+def consistency_checks(
+    metrics: Mapping[str, Any], bound: Mapping[str, Any]
+) -> list[dict[str, Any]]:
     """Checks that hold for any correct softmax: T1 and T10's floor per row, run lengths."""
     info = metrics.get("normaliser_info", {})
     checks = []

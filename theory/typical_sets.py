@@ -56,10 +56,7 @@ typical_mean_field = formula(
 )
 bernstein_radius = formula(
     "bernstein_radius",
-    (
-        _bound * _level / 3
-        + sp.sqrt((_bound * _level / 3) ** 2 + 2 * _others * _variance * _level)
-    )
+    (_bound * _level / 3 + sp.sqrt((_bound * _level / 3) ** 2 + 2 * _others * _variance * _level))
     / _others,
     (_n, _variance, _bound, _eta),
     "T13: Bernstein's deviation r of the mean of n − 1 terms in [0, b] at level η",

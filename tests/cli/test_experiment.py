@@ -12,6 +12,8 @@ pytest.importorskip("torch")
 
 from softmax_dispersion.cli import main
 
+pytestmark = pytest.mark.slow  # every test here trains models (seconds each)
+
 TINY = ["--steps", "20", "--seeds", "2", "--sizes", "16,64", "--test-sets", "16", "--gap-sets", "0",
         "--adversarial-sizes", "16,256"]  # fmt: skip
 
@@ -36,8 +38,20 @@ def test_a_run_folder_holds_everything_the_report_needs(finished_run: Path) -> N
     assert len(metrics["rows"]) == 3 * 2 * 2  # normalisers × seeds × sizes
     assert all(row["bound_violations"] == 0 for row in metrics["rows"])
     report = (finished_run / "report.md").read_text()
-    assert "paper: softmax" in report and "Bound check (T1)" in report
+    assert "paper: softmax" in report and "## Certified heads" in report
+    assert "## Results: checks that could have failed" in report
     assert (finished_run / "figures" / "heatmap_softmax.png").stat().st_size > 1000
+    assert (finished_run / "figures" / "worst_sets.png").stat().st_size > 1000
+    certificates = json.loads((finished_run / "certificates.json").read_text())
+    assert set(certificates["heads"]) == {"softmax", "adaptive_temperature", "ssmax"}
+    head = certificates["heads"]["softmax"]["1"]
+    assert float(head["delta"]["lower"]) <= float(head["delta"]["upper"])
+    assert head["dispersion_size"]["half"]["least_size_exact"].isdigit()
+    assert metrics["normaliser_info"]["ssmax"]["display_name"] == "SSMax (learned s)"
+    assert metrics["threads"] >= 1 and len(metrics["load_average"]["start"]) == 3
+    training = metrics["training"][0]
+    assert training["seconds_per_seed"] == pytest.approx(training["ensemble_seconds"] / 2)
+    assert training["curve"]["step"][-1] == 20
 
 
 def test_json_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -140,6 +154,11 @@ def test_a_run_interrupted_after_training_evaluates_its_checkpoints(
         (["--train-sizes", "16"], "--train-sizes expects LOW,HIGH"),
         (["--train-sizes", "16,5"], "--train-sizes: train_sizes must satisfy 1 <= low <= high"),
         (["--device", "tpu"], "device must be auto, cpu or cuda"),
+        (["--normalisers", "softcap0"], "unknown normaliser 'softcap0'"),
+        (["--normalisers", "softcap2.50"], "write the cap of 'softcap2.50' as softcap2.5"),
+        (["--adversarial-sizes", "1,16"], "adversarial_sizes must be increasing sizes >= 2"),
+        (["--gap-sets", "-1"], "gap_sets must be >= 0"),
+        (["--threads", "0"], "threads must be >= 1"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
@@ -193,3 +212,31 @@ def test_report_on_the_main_jobs_folder_points_to_its_run(
     assert "holds no metrics.json; its run folder is" in err and "max-retrieval" in err
     assert main(["report", str(tmp_path / "nothing")]) == 2
     assert "holds no metrics.json" in capsys.readouterr().err
+
+
+def test_a_run_logged_to_a_file_prints_progress_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Standard error is not a terminal under pytest: plain lines, never a silent run.
+    assert _run(tmp_path / "run", "--normalisers", "softmax") == 0
+    err = capsys.readouterr().err
+    assert "train softmax ×2: 0/20 steps" in err
+    assert "certify softmax: 2/2 heads" in err
+    assert "evaluate softmax: 2/2 sizes" in err
+
+
+def test_report_lists_the_checks(finished_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(finished_run)]) == 0
+    out = capsys.readouterr().out
+    assert "results (checks that could fail):" in out and "consistency checks:" in out
+
+
+def test_every_preset_is_named_in_the_help(capsys: pytest.CaptureFixture[str]) -> None:
+    from softmax_dispersion.empirical.config import PRESET_SOURCES, PRESETS
+
+    with pytest.raises(SystemExit):
+        main(["experiment", "max-retrieval", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert set(PRESETS) == set(PRESET_SOURCES)
+    for name in PRESETS:
+        assert f"{name} (" in help_text or f"or {name} (" in help_text, name

@@ -91,7 +91,9 @@ def test_point_balls_contain_the_float64_value() -> None:
     fn = LogitFunction.random(width=8, seed=5)
     for p in (0.0, 0.3, 1.0):
         ball = fn.point(p, 4)
-        assert ball.contains(flint.arb(float(fn(p, 4)))) or abs(float(ball.mid()) - fn(p, 4)) < 1e-12
+        assert (
+            ball.contains(flint.arb(float(fn(p, 4)))) or abs(float(ball.mid()) - fn(p, 4)) < 1e-12
+        )
 
 
 @pytest.mark.parametrize("kind", ["dot", "softcap", "qknorm"])
@@ -257,8 +259,14 @@ def test_load_logit_function_returns_the_trained_heads_map(tmp_path: Any) -> Non
     fn = load_logit_function(tmp_path / "run", "softcap2", 1)
     top = fn(certificate["argmax"]["priority"], certificate["argmax"]["class"])
     bottom = fn(certificate["argmin"]["priority"], certificate["argmin"]["class"])
-    assert float(certificate["logit_max"]["lower"]) <= top <= float(certificate["logit_max"]["upper"])
-    assert float(certificate["logit_min"]["lower"]) <= bottom <= float(certificate["logit_min"]["upper"])
+    assert (
+        float(certificate["logit_max"]["lower"]) <= top <= float(certificate["logit_max"]["upper"])
+    )
+    assert (
+        float(certificate["logit_min"]["lower"])
+        <= bottom
+        <= float(certificate["logit_min"]["upper"])
+    )
     assert np.abs(dense(fn, 501)).max() < 2.0  # the cap
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
         load_logit_function(tmp_path / "run", "softcap2", 7)

@@ -168,7 +168,9 @@ def test_each_member_draws_its_own_training_sizes(monkeypatch: pytest.MonkeyPatc
     assert len({tuple(s) for s in sizes}) == 3  # three different schedules
     alone: list[list[int]] = []
     monkeypatch.setattr(
-        training, "_padded", lambda b, n: (alone.append([x.items.shape[1] for x in b]), original(b, n))[1]
+        training,
+        "_padded",
+        lambda b, n: (alone.append([x.items.shape[1] for x in b]), original(b, n))[1],
     )
     train(config, "softmax", [1])
     assert [s[0] for s in alone] == list(sizes[1])  # a member's schedule is its seed's alone

@@ -463,7 +463,7 @@ def test_qknorm_is_the_learned_scale_times_the_cosine() -> None:
 
 @pytest.mark.parametrize("name", ["softcap", "softcap0", "softcap2.50", "qknorm-1", "cap2"])
 def test_bounded_names_are_checked(name: str) -> None:
-    with pytest.raises(ValueError, match="unknown normaliser|write the cap"):
+    with pytest.raises(ValueError, match=r"unknown normaliser|write the cap"):
         make_normaliser(name, 1)
 
 

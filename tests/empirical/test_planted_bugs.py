@@ -134,7 +134,9 @@ def test_planted_bug_a_flattened_head_disperses_before_its_certified_size(
     assert not verdict(_buggy(Scaled, model))
 
 
-def _t13_outside(heads: dict[str, Any], name: str, normaliser: Softmax | None = None) -> list[float]:
+def _t13_outside(
+    heads: dict[str, Any], name: str, normaliser: Softmax | None = None
+) -> list[float]:
     model, _, _, law = heads[name]
     config = replace(_config(name), sizes=TYPICAL_SIZES)
     modules = None if normaliser is None else {name: normaliser}

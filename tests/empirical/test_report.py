@@ -462,11 +462,19 @@ def _certificate(
         "seconds": 0.2,
         "beta": "β = 1",
         "dispersion_size": {
-            "half": {"lower": "4.133e+1", "upper": "4.137e+1", "least_size": 42,
-                     "least_size_exact": "42"},
-            "hundredth": {"lower": "3.994e+3", "upper": "3.998e+3", "least_size": 3998,
-                          "least_size_exact": "3998"},
-        },  # fmt: skip
+            "half": {
+                "lower": "4.133e+1",
+                "upper": "4.137e+1",
+                "least_size": 42,
+                "least_size_exact": "42",
+            },
+            "hundredth": {
+                "lower": "3.994e+3",
+                "upper": "3.998e+3",
+                "least_size": 3998,
+                "least_size_exact": "3998",
+            },
+        },
         "sampled": {"largest": 1.69, "smallest": -1.99, "inside": inside},
         "worst_sets": worst,
         "crossing": crossing,
@@ -489,9 +497,15 @@ def bounded_metrics(**overrides: Any) -> dict[str, Any]:
         for n in SIZES:
             metrics["rows"].append(
                 _row("softmax", seed, n)
-                | {"normaliser": "softcap2", "t13_sets": 64, "t13_outside": 0.01,
-                   "t13_mean_field_mean": 0.3, "t13_lower_mean": 0.2, "t13_upper_mean": 0.5,
-                   "t13_bound_max": 1.0}  # fmt: skip
+                | {
+                    "normaliser": "softcap2",
+                    "t13_sets": 64,
+                    "t13_outside": 0.01,
+                    "t13_mean_field_mean": 0.3,
+                    "t13_lower_mean": 0.2,
+                    "t13_upper_mean": 0.5,
+                    "t13_bound_max": 1.0,
+                }
             )
     metrics["certificates"] = {
         "softcap2": {str(seed): _certificate("softcap2", seed, **overrides) for seed in SEEDS}

@@ -43,7 +43,9 @@ def test_bernsteins_radius_is_the_root_of_its_quadratic(
         lhs = mpmath.mpf(m) * mpmath.mpf(r) ** 2
         rhs = level * (2 * mpmath.mpf(variance) + 2 * mpmath.mpf(bound) * mpmath.mpf(r) / 3)
         assert abs(lhs - rhs) <= 1e-9 * max(float(rhs), 1e-300)
-        tail = 2 * mpmath.exp(-m * mpmath.mpf(r) ** 2 / (2 * variance + 2 * bound * mpmath.mpf(r) / 3))
+        tail = 2 * mpmath.exp(
+            -m * mpmath.mpf(r) ** 2 / (2 * variance + 2 * bound * mpmath.mpf(r) / 3)
+        )
         assert abs(tail - eta) <= 1e-8 * eta
 
 
@@ -61,7 +63,9 @@ def _head(seed: int = 0, width: int = 6) -> LogitFunction:
     return fn
 
 
-def _integral(fn: LogitFunction, t: float, c: int, beta: float, upper: float) -> tuple[float, float]:
+def _integral(
+    fn: LogitFunction, t: float, c: int, beta: float, upper: float
+) -> tuple[float, float]:
     """I and J by an independent quadrature (scipy's adaptive Gauss–Kronrod)."""
     from scipy import integrate
 
@@ -75,7 +79,9 @@ def _integral(fn: LogitFunction, t: float, c: int, beta: float, upper: float) ->
     return first / upper, second / upper
 
 
-@pytest.mark.parametrize(("t", "lead", "beta"), [(0.97, 0.0, 1.0), (0.6, 0.0, 3.0), (0.9, 0.3, 1.0)])
+@pytest.mark.parametrize(
+    ("t", "lead", "beta"), [(0.97, 0.0, 1.0), (0.6, 0.0, 3.0), (0.9, 0.3, 1.0)]
+)
 def test_the_quadrature_matches_an_independent_integral(t: float, lead: float, beta: float) -> None:
     pytest.importorskip("scipy")
     fn = _head(seed=1)
@@ -102,7 +108,9 @@ def test_typical_sets_fall_inside_the_band(n: int, beta: float) -> None:
     weights = np.exp(logits - logits.max(axis=1, keepdims=True))
     weights /= weights.sum(axis=1, keepdims=True)
     measured = weights[np.arange(sets), top]
-    band = law.band(priority[np.arange(sets), top], label[np.arange(sets), top], n=n, beta=beta, eta=0.05)
+    band = law.band(
+        priority[np.arange(sets), top], label[np.arange(sets), top], n=n, beta=beta, eta=0.05
+    )
     assert band.outside(measured).mean() <= 0.05
     # The mean-field value is close to the typical top weight, not merely inside the band.
     assert np.median(np.abs(band.mean_field - measured)) < 0.1 * np.median(measured) + 0.02
@@ -116,7 +124,9 @@ def test_planted_bug_sharper_or_flatter_weights_leave_the_band() -> None:
     priority, label = rng.random((sets, n)), rng.integers(0, 10, (sets, n))
     logits = 3.0 * fn(priority, label)  # a head at β = 3 …
     top = priority.argmax(axis=1)
-    band = law.band(priority[np.arange(sets), top], label[np.arange(sets), top], n=n, beta=3.0, eta=0.05)
+    band = law.band(
+        priority[np.arange(sets), top], label[np.arange(sets), top], n=n, beta=3.0, eta=0.05
+    )
 
     def top_weight(scale: float) -> np.ndarray:
         z = scale * logits
