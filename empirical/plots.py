@@ -50,7 +50,7 @@ HEATMAP_PANELS = 6
 PAPER_POLYNOMIAL = tuple(float(c) for c in COEFFICIENTS)
 """The paper's adaptive polynomial, highest degree first (the theory's exact rationals)."""
 
-_DPI = 110
+_DPI = 96
 _HEATMAP_FLOOR = 1e-4
 
 
@@ -420,7 +420,7 @@ def learning_curves_figure(metrics: Mapping[str, Any], path: Path | str) -> Path
     """Mean weight on the top item at n = 16 and 256 against the training step, per
     trained normaliser (mean over seeds)."""
     plt = _pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained", sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
     curves: dict[str, list[Mapping[str, Any]]] = {}
     for record in metrics.get("training", []):
         if record.get("curve"):
@@ -452,6 +452,7 @@ def adaptive_rule_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
     picks = heatmap_sizes(sizes, 5)
     entropy_edges = np.array(edges.get("entropy", []), dtype=float)
     beta_edges = np.array(edges.get("beta", []), dtype=float)
+    highest = 0.0
     for n in picks:
         counts = np.zeros(max(len(entropy_edges) - 1, 0))
         beta_counts = np.zeros(max(len(beta_edges) - 1, 0))
@@ -463,6 +464,7 @@ def adaptive_rule_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
                 beta_counts += np.array(cell["beta"])
         if counts.sum():
             left.stairs(counts / counts.sum(), entropy_edges, label=f"n = {n}")
+            highest = max(highest, float(entropy_edges[np.nonzero(counts)[0][-1] + 1]))
         if beta_counts.sum():
             right.stairs(beta_counts / beta_counts.sum(), beta_edges, label=f"n = {n}")
     twin = left.twinx()
@@ -473,6 +475,7 @@ def adaptive_rule_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
                   label="β(H), refit here" if seed == min(metrics["refits"]) else None)  # fmt: skip
     twin.set_ylabel("β (lines)")
     twin.set_ylim(0.9, 4.1)
+    left.set_xlim(0, max(6.5, highest + 0.5))
     left.set_xlabel("entropy H of softmax(e) (nats)")
     left.set_ylabel("fraction of test sets")
     left.legend(fontsize="small", loc="upper left")

@@ -21,7 +21,17 @@ def small_experiment(monkeypatch: pytest.MonkeyPatch) -> bool:
     from softmax_dispersion.empirical import preset
     from softmax_dispersion.reproduce import empirical as empirical_section
 
-    tiny = preset("quick", steps=30, width=16, sizes=(16, 64), seeds=2, test_sets=32)
+    tiny = preset(
+        "quick",
+        steps=30,
+        width=16,
+        sizes=(16, 64),
+        seeds=2,
+        test_sets=32,
+        gap_sizes=(16, 64),
+        gap_sets=2,
+        adversarial_sizes=(16, 256),
+    )
     monkeypatch.setattr(empirical_section, "section_config", lambda: tiny)
     return True
 
