@@ -785,13 +785,13 @@ def _escape_sentence(by_size: Mapping[int, Mapping[str, Any]]) -> str:
     else:
         parts.append("sΔ > 1 holds for at most half the sets at every size")
     if above_floor:
-        first = above_floor[0]
-        f, p, floor = measured[first]
+        widest = max(above_floor, key=lambda n: measured[n][1] - measured[n][2])
+        f, p, floor = measured[widest]
         parts.append(
             f"the mean top weight stays more than 0.1 above T10's floor at n = "
-            f"{', '.join(map(str, above_floor))} (e.g. {p:.3f} against a floor of {floor:.3f} "
-            f"at n = {first}, where the fraction with sΔ > 1 is {f:.2f}): the floor does "
-            "not explain the weight there"
+            f"{', '.join(map(str, above_floor))} (most at n = {widest}: {p:.3f} against a "
+            f"floor of {floor:.3f}, with sΔ > 1 for a fraction {f:.2f} of the sets): the "
+            "floor does not explain the weight there, T13's typical-set prediction does"
         )
     last = max(measured)
     f, p, floor = measured[last]
