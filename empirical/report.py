@@ -190,7 +190,8 @@ def _header(metrics: Mapping[str, Any], summary: Mapping[str, Any], name: _Names
         f"- total time: {_fmt(seconds.get('total'), '.0f')} s "
         f"(training {_fmt(seconds.get('train'), '.0f')} s, certifying "
         f"{_fmt(seconds.get('certify'), '.0f')} s, evaluation "
-        f"{_fmt(seconds.get('evaluate'), '.0f')} s)",
+        f"{_fmt(seconds.get('evaluate'), '.0f')} s); this process's CPU time "
+        f"{_fmt(seconds.get('cpu'), '.0f')} s",
         f"- torch {versions.get('torch', '?')}, "
         f"softmax_dispersion {versions.get('softmax_dispersion', '?')}",
     ]

@@ -330,12 +330,16 @@ def result_checks(
     for name, by_size in typical.items():
         worst_cell = max(by_size.items(), key=lambda item: item[1]["outside"])
         above = [n for n, cell in by_size.items() if not cell["within"]]
+        # Where the mean upper edge is below 1 the band also catches too-sharp weights;
+        # elsewhere it is one-sided (it still catches flattened ones).
+        two_sided = [n for n, cell in by_size.items() if cell["upper"] < 1 - POWER_MARGIN]
         checks.append(
             _check(
                 f"{display(name)}: typical sets inside T13's band (fraction outside ≤ η = {eta:g})",
                 not above,
                 f"largest fraction outside {worst_cell[1]['outside']:.3f} "
-                f"at n = {worst_cell[0]} ({worst_cell[1]['sets']} sets)"
+                f"at n = {worst_cell[0]} ({worst_cell[1]['sets']} sets); band two-sided at "
+                + (f"n = {', '.join(map(str, two_sided))}" if two_sided else "no size")
                 + (f"; above η at n = {', '.join(map(str, above))}" if above else ""),
                 fails_on="scaled or flattened weights; a missing β",
             )
