@@ -220,7 +220,8 @@ def _heatmap_rows(weights: torch.Tensor, priority: torch.Tensor, sets: int) -> l
     rows = weights[0, :sets].gather(-1, order).double().cpu()
     padded = torch.full((rows.shape[0], HEATMAP_ITEMS), math.nan, dtype=torch.float64)
     padded[:, :k] = rows
-    return padded.tolist()
+    # Four significant digits are all a colour scale shows; the files stay small.
+    return [[float(f"{v:.4g}") for v in row] for row in padded.tolist()]
 
 
 def _summarise(

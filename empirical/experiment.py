@@ -106,11 +106,12 @@ def _evaluation_path(out: Path, normaliser: str, seed: int) -> Path:
     return out / "evaluations" / f"{normaliser}-seed{seed}.json"
 
 
-def _write_json(path: Path, data: Any) -> None:
+def _write_json(path: Path, data: Any, *, compact: bool = False) -> None:
     # Written whole then renamed, so an interruption never leaves half a file.
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(path.suffix + ".partial")
-    partial.write_text(json.dumps(data, indent=1) + "\n")
+    text = json.dumps(data, separators=(",", ":")) if compact else json.dumps(data, indent=1)
+    partial.write_text(text + "\n")
     partial.replace(path)
 
 
@@ -363,7 +364,7 @@ def run_experiment(
         "cpu": time.process_time() - cpu_started,
     }
     metrics["load_average"] = {"start": load_at_start, "end": _load_average()}
-    _write_json(out / "metrics.json", metrics)
+    _write_json(out / "metrics.json", metrics, compact=True)
     _write_json(out / "certificates.json", certificates_file(metrics))
     from softmax_dispersion.empirical.report import write_report
 

@@ -70,6 +70,12 @@ def _save(fig: Figure, path: Path | str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=_DPI)
     _pyplot().close(fig)
+    # A 256-colour palette keeps the figures a run folder (and the docs) carry small.
+    from PIL import Image
+
+    with Image.open(path) as image:
+        small = image.convert("RGB").quantize(colors=256)
+    small.save(path, optimize=True)
     return path
 
 

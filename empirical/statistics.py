@@ -327,8 +327,12 @@ def _target(name: str, passed: bool | None, detail: str) -> dict[str, Any]:
 
 
 def _targets(
-    accuracy: dict[str, dict[int, dict[str, Any]]], trained: list[str]
+    accuracy: dict[str, dict[int, dict[str, Any]]],
+    trained: list[str],
+    names: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
+    shown = dict(names or {})
+
     def mean(name: str, n: int) -> float | None:
         cell = accuracy.get(name, {}).get(n)
         return None if cell is None else cell["mean"]
@@ -341,8 +345,9 @@ def _targets(
         targets.append(_target(name, None, "n = 16 was not measured"))
     else:
         low = [t for t, v in measured.items() if v < ACCURACY_TARGET]
-        values = ", ".join(f"{t} {v:.1f}%" for t, v in measured.items())
-        detail = values + (f"; below target: {', '.join(low)}" if low else "")
+        values = ", ".join(f"{shown.get(t, t)} {v:.1f}%" for t, v in measured.items())
+        below = ", ".join(shown.get(t, t) for t in low)
+        detail = values + (f"; below target: {below}" if low else "")
         targets.append(_target(name, not low, detail))
 
     name = "softmax accuracy declines with n"
@@ -480,7 +485,11 @@ def summarise(metrics: Mapping[str, Any]) -> dict[str, Any]:
         ),
         "results": results,
         "consistency": consistency,
-        "targets": _targets(accuracy, _trained(metrics, normalisers)),
+        "targets": _targets(
+            accuracy,
+            _trained(metrics, normalisers),
+            {n: str(info[n]["display_name"]) for n in normalisers},
+        ),
         "violations": violations,
         "failed": [c["name"] for c in failed],
         "passed": not failed,

@@ -83,7 +83,8 @@ def test_chunking_changes_no_result() -> None:
             assert math.isclose(a[key], b[key], rel_tol=1e-4), key
     for name, maps in chunked.heatmaps.items():
         for n, rows in maps.items():
-            np.testing.assert_allclose(rows, whole.heatmaps[name][n], rtol=1e-5)
+            # Four significant digits are stored: a last digit may round either way.
+            np.testing.assert_allclose(rows, whole.heatmaps[name][n], rtol=2e-3)
 
 
 def test_evaluation_is_deterministic() -> None:

@@ -242,7 +242,7 @@ def test_targets_report_failures_and_unmeasurable() -> None:
             row["accuracy"] = 0.9
     targets = summarise(metrics)["targets"]
     assert [t["passed"] for t in targets] == [False, True, False]
-    assert "ssmax" in targets[0]["detail"]
+    assert "SSMax (learned s)" in targets[0]["detail"]
     assert "1024" in targets[2]["detail"]
     metrics["rows"] = [r for r in metrics["rows"] if r["n"] != 16]
     assert summarise(metrics)["targets"][0]["passed"] is None
