@@ -26,7 +26,7 @@ The quick preset, as ``experiment max-retrieval --preset quick`` runs it:
 
 >>> from softmax_dispersion.empirical import preset
 >>> preset("quick").normalisers
-('softmax', 'adaptive_temperature', 'ssmax', 'entmax15', 'sparsemax')
+('softmax', 'adaptive_temperature', 'adaptive_refit', 'ssmax', 'entmax15', 'sparsemax')
 """
 
 from __future__ import annotations

@@ -318,8 +318,8 @@ def run_length_check(
     Examples
     --------
     >>> result = run_length_check(2.0, 0.0, {"half": 9})  # n*(½) = 1 + e² ≈ 8.39
-    >>> result["half"]["at_most_level"], result["half"]["p_max_upper"][:6]
-    (True, '4.5079')
+    >>> result["half"]["at_most_level"], result["half"]["p_max_upper"][:6]  # e²/(e² + 8)
+    (True, '4.8015')
     """
     from softmax_dispersion.numerics import LogitSequence, certified_softmax
     from softmax_dispersion.numerics.checks import enclosure_dict

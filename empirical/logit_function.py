@@ -382,7 +382,7 @@ def logit_function(model: MaxRetrievalModel, member: int, seed: int) -> LogitFun
     >>> model = build_model(preset("quick", width=8), "softmax", [0], torch.device("cpu"))
     >>> fn = logit_function(model, 0, 0)
     >>> items = torch.tensor(fn.items([0.3], 4), dtype=torch.float32)[None, None]
-    >>> logit = float(model.attention_logits(items)[0][0, 0, 0])
+    >>> logit = float(model.attention_logits(items)[0][0, 0, 0].detach())
     >>> abs(logit - float(fn(0.3, 4))) < 1e-5
     True
     """

@@ -203,3 +203,14 @@ def test_learning_curves_are_recorded_per_member() -> None:
             assert len(curve[key]) == 4 and all(0 <= v <= 1 for v in curve[key])
     assert run.curves[0]["p_top_16"] != run.curves[1]["p_top_16"]
     assert run.seconds_per_seed == pytest.approx(run.seconds / 2)
+
+
+def test_threads_default_to_the_idle_cores() -> None:
+    import os
+
+    from softmax_dispersion.empirical.experiment import ExperimentError, choose_threads
+
+    assert choose_threads(3) == 3
+    assert 1 <= choose_threads() <= (os.cpu_count() or 1)
+    with pytest.raises(ExperimentError, match="threads must be >= 1"):
+        choose_threads(0)
