@@ -38,8 +38,8 @@ __all__ = [
     "Evaluation",
     "evaluate",
     "evaluate_gap_sets",
+    "evaluation_chunks",
     "fixed_beta",
-    "test_chunks",
 ]
 
 HEATMAP_ITEMS = 16
@@ -62,7 +62,7 @@ class Evaluation:
     histograms: dict[str, dict[int, dict[int, dict[str, list[int]]]]]
 
 
-def test_chunks(
+def evaluation_chunks(
     config: ExperimentConfig,
     seeds: list[int],
     n: int,
@@ -370,7 +370,7 @@ def evaluate(
         parts: dict[str, dict[str, list[torch.Tensor]]] = {
             name: defaultdict(list) for name in normalisers
         }
-        for items, batch in test_chunks(config, seeds, n, device):
+        for items, batch in evaluation_chunks(config, seeds, n, device):
             logits, values = model.attention_logits(items)
             for name, normaliser in modules.items():
                 attention = normaliser(logits)
@@ -410,8 +410,11 @@ def evaluate_gap_sets(
     laws: list[TypicalSetLaw] | None = None,
     device: torch.device | str = "cpu",
     progress: bool | ProgressMode | Progress = False,
+    modules: dict[str, Normaliser] | None = None,
 ) -> list[dict[str, Any]]:
     """Measure an ensemble on gap-controlled sets: every lead × size of the config.
+
+    ``modules`` gives normaliser instances to use by name, as for :func:`evaluate`.
 
     Returns
     -------
@@ -432,8 +435,10 @@ def evaluate_gap_sets(
     """
     device = torch.device(device)
     members = len(seeds)
+    given = modules or {}
     modules = {
-        name: model.normaliser if name == model.normaliser.name else make_normaliser(name, members)
+        name: given.get(name)
+        or (model.normaliser if name == model.normaliser.name else make_normaliser(name, members))
         for name in normalisers
     }
     cells = [(lead, n) for lead in config.gap_leads for n in config.gap_sizes]
@@ -444,7 +449,9 @@ def evaluate_gap_sets(
         parts: dict[str, dict[str, list[torch.Tensor]]] = {
             name: defaultdict(list) for name in normalisers
         }
-        for items, batch in test_chunks(config, seeds, n, device, lead=lead, sets=config.gap_sets):
+        for items, batch in evaluation_chunks(
+            config, seeds, n, device, lead=lead, sets=config.gap_sets
+        ):
             logits, values = model.attention_logits(items)
             for name, normaliser in modules.items():
                 attention = normaliser(logits)

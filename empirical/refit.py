@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from softmax_dispersion.empirical.config import ExperimentConfig
-from softmax_dispersion.empirical.evaluation import test_chunks
+from softmax_dispersion.empirical.evaluation import evaluation_chunks
 from softmax_dispersion.empirical.model import MaxRetrievalModel
 from softmax_dispersion.empirical.normalisers import rule_entropy
 
@@ -61,7 +61,7 @@ def refit_polynomials(
     best: list[list[float]] = [[] for _ in seeds]
     betas = torch.tensor(BETA_GRID, dtype=torch.float32, device=device)
     for n in fit_config.sizes:
-        for items, batch in test_chunks(fit_config, seeds, n, device, stream="fit"):
+        for items, batch in evaluation_chunks(fit_config, seeds, n, device, stream="fit"):
             logits, values = model.attention_logits(items)
             entropy = rule_entropy(torch.softmax(logits.double(), dim=-1))
             shifted = logits - logits.amax(-1, keepdim=True)

@@ -115,3 +115,27 @@ def test_package_imports_are_seen_in_functions_too() -> None:
     graph = import_graph()
     # The command line loads its subcommands lazily: those edges must still be seen.
     assert "softmax_dispersion.cli._usage" in graph["softmax_dispersion.cli.prove"]
+
+
+
+def _named_like_tests(paths: dict[str, Path]) -> list[str]:
+    """``module:line name`` of every function in ``paths`` whose name starts with test_."""
+    return [
+        f"{name}:{node.lineno} {node.name}"
+        for name, path in paths.items()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.name.startswith("test_")
+    ]
+
+
+def test_no_library_function_is_named_like_a_test() -> None:
+    # pytest collects any function named test_* that a test module imports (and
+    # --doctest-modules runs them); a library function must never look like a test.
+    assert not _named_like_tests(_modules())
+
+
+def test_the_naming_check_sees_a_planted_test_function(tmp_path: Path) -> None:
+    planted = tmp_path / "planted.py"
+    planted.write_text("class Chunks:\n    def test_chunks(self):\n        pass\n")
+    assert _named_like_tests({"planted": planted}) == ["planted:2 test_chunks"]

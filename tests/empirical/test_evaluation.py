@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 
 from softmax_dispersion.empirical.config import ExperimentConfig, preset  # noqa: E402
 from softmax_dispersion.empirical.evaluation import HEATMAP_ITEMS, evaluate  # noqa: E402
-from softmax_dispersion.empirical.evaluation import test_chunks as draw_chunks  # noqa: E402
+from softmax_dispersion.empirical.evaluation import evaluation_chunks as draw_chunks  # noqa: E402
 from softmax_dispersion.empirical.model import MaxRetrievalModel  # noqa: E402
 from softmax_dispersion.empirical.training import build_model  # noqa: E402
 
