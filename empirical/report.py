@@ -21,6 +21,7 @@ from softmax_dispersion.empirical.statistics import (
     normaliser_info,
     summarise,
 )
+from softmax_dispersion.empirical.verdicts import T13_TEST_LEVEL
 
 __all__ = ["ROW_COLUMNS", "accuracy_table", "render_markdown", "write_report", "write_rows_csv"]
 
@@ -406,6 +407,17 @@ def _typical_section(summary: Mapping[str, Any], name: _Names) -> list[str]:
                     *(_fmt((by_size.get(n) or {}).get(key), spec, "") for n in sizes),
                 ]
             )
+        rows.append(
+            [
+                f"{name(normaliser)}: sets outside / allowed",
+                *(
+                    f"{by_size[n]['outside_sets']} / {by_size[n]['allowed']}"
+                    if "allowed" in by_size.get(n, {})
+                    else ""
+                    for n in sizes
+                ),
+            ]
+        )
     eta = summary["eta"]
     return [
         "## Typical sets: T13's prediction",
@@ -415,8 +427,10 @@ def _typical_section(summary: Mapping[str, Any], name: _Names) -> list[str]:
         "I, a variance and a bound b that are integrals of the head's logit map alone "
         "(quadrature on 2^14 priorities per class; no test set is used). T13 puts the top "
         "weight, with probability ≥ 1 − η, in [1/(1 + (n−1)(I + r)), 1/(1 + (n−1)(I − r)₊)] "
-        f"with Bernstein's radius r at η = {eta:g}; the target is a fraction outside the band "
-        "≤ η at every size (over all seeds' sets). b > 1 where a lower-priority item of another "
+        f"with Bernstein's radius r at η = {eta:g}; the target is a rate outside the band "
+        "≤ η at every size: the count outside (over all seeds' sets) must not exceed what "
+        f"a one-sided binomial test at level {T13_TEST_LEVEL:g} allows for a rate of η (shown "
+        "as 'allowed'). b > 1 where a lower-priority item of another "
         "class out-scores the top item (the logit map is not monotone across classes); the "
         "band uses the measured b.",
         "",

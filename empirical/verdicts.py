@@ -23,6 +23,8 @@ from typing import Any
 
 __all__ = [
     "POWER_MARGIN",
+    "T13_TEST_LEVEL",
+    "allowed_outside",
     "certificate_summary",
     "consistency_checks",
     "dispersion_summary",
@@ -35,6 +37,37 @@ __all__ = [
 POWER_MARGIN = 1e-3
 """A worst-set check has power at a size where T1's bound is below ``1 − POWER_MARGIN``:
 there a head with weights too sharp or too flat moves its top weight measurably."""
+
+T13_TEST_LEVEL = 0.01
+"""The level of the one-sided binomial test that holds a count of sets outside T13's band
+to a rate of at most η (a finite sample can exceed η·sets by chance)."""
+
+
+def allowed_outside(sets: int, eta: float, level: float = T13_TEST_LEVEL) -> int:
+    """The most sets outside T13's band that are still consistent with a rate of at most η.
+
+    T13 says each set falls outside with probability at most ``η``, so the count ``K`` of
+    ``sets`` independent sets outside is at most Binomial(sets, η) in distribution; a count
+    ``k`` contradicts T13 at ``level`` when ``P(Binomial(sets, η) >= k) < level``.
+
+    Examples
+    --------
+    >>> allowed_outside(16, 0.05), allowed_outside(1280, 0.05)
+    (3, 83)
+    """
+    if sets <= 0:
+        return 0
+    # P(X >= k) = 1 − P(X <= k − 1); walk the pmf up from 0 in log space.
+    log_eta, log_rest = math.log(eta), math.log1p(-eta)
+    below = 0.0  # P(X <= k − 1)
+    for k in range(sets + 1):
+        if 1.0 - below < level:
+            return k - 1
+        below += math.exp(
+            math.lgamma(sets + 1) - math.lgamma(k + 1) - math.lgamma(sets - k + 1)
+            + k * log_eta + (sets - k) * log_rest
+        )
+    return sets
 
 
 def _number(value: Any) -> float:
@@ -195,7 +228,9 @@ def typical_summary(metrics: Mapping[str, Any], eta: float) -> dict[str, dict[in
                 "upper": sum(c["upper"]) / len(c["upper"]),
                 "bound_max": max(c["bound"]),
                 "sets": c["sets"],
-                "within": c["outside_sets"] / c["sets"] <= eta,
+                "outside_sets": round(c["outside_sets"]),
+                "allowed": allowed_outside(c["sets"], eta),
+                "within": round(c["outside_sets"]) <= allowed_outside(c["sets"], eta),
             }
             for n, c in sorted(by_size.items())
         }
@@ -335,12 +370,14 @@ def result_checks(
         two_sided = [n for n, cell in by_size.items() if cell["upper"] < 1 - POWER_MARGIN]
         checks.append(
             _check(
-                f"{display(name)}: typical sets inside T13's band (fraction outside ≤ η = {eta:g})",
+                f"{display(name)}: typical sets inside T13's band (rate outside ≤ η = {eta:g})",
                 not above,
                 f"largest fraction outside {worst_cell[1]['outside']:.3f} "
-                f"at n = {worst_cell[0]} ({worst_cell[1]['sets']} sets); band two-sided at "
+                f"at n = {worst_cell[0]} ({worst_cell[1]['outside_sets']} of "
+                f"{worst_cell[1]['sets']} sets, at most {worst_cell[1]['allowed']} consistent "
+                f"with η at test level {T13_TEST_LEVEL:g}); band two-sided at "
                 + (f"n = {', '.join(map(str, two_sided))}" if two_sided else "no size")
-                + (f"; above η at n = {', '.join(map(str, above))}" if above else ""),
+                + (f"; more than η allows at n = {', '.join(map(str, above))}" if above else ""),
                 fails_on="scaled or flattened weights; a missing β",
             )
         )
@@ -351,14 +388,18 @@ def result_checks(
         checked = [(lead, n, cell) for lead, n, cell in cells if cell["outside"] is not None]
         if not checked:
             continue
-        beyond = [(lead, n) for lead, n, cell in checked if cell["outside"] > eta]
+        beyond = [
+            (lead, n)
+            for lead, n, cell in checked
+            if round(cell["outside"] * cell["sets"]) > allowed_outside(cell["sets"], eta)
+        ]
         largest = max(cell["outside"] for _, _, cell in checked)
         checks.append(
             _check(
-                f"{display(name)}: gap-controlled sets inside T13's band (≤ η)",
+                f"{display(name)}: gap-controlled sets inside T13's band (rate outside ≤ η)",
                 not beyond,
                 f"{len(checked)} lead × size cells; largest fraction outside {largest:.3f}"
-                + (f"; above η at {beyond}" if beyond else ""),
+                + (f"; more than η allows at {beyond}" if beyond else ""),
                 fails_on="scaled or flattened weights; a missing β",
             )
         )
