@@ -26,7 +26,7 @@ from softmax_dispersion.empirical.certificates import (  # noqa: E402
     head_certificate,
 )
 from softmax_dispersion.empirical.config import ExperimentConfig, preset  # noqa: E402
-from softmax_dispersion.empirical.evaluation import evaluate  # noqa: E402
+from softmax_dispersion.empirical.evaluation import evaluate, evaluate_gap_sets  # noqa: E402
 from softmax_dispersion.empirical.logit_function import LogitFunction, logit_function  # noqa: E402
 from softmax_dispersion.empirical.model import MaxRetrievalModel  # noqa: E402
 from softmax_dispersion.empirical.normalisers import (  # noqa: E402
@@ -36,7 +36,10 @@ from softmax_dispersion.empirical.normalisers import (  # noqa: E402
 )
 from softmax_dispersion.empirical.training import train  # noqa: E402
 from softmax_dispersion.empirical.typical import TypicalSetLaw  # noqa: E402
-from softmax_dispersion.empirical.verdicts import dispersion_summary  # noqa: E402
+from softmax_dispersion.empirical.verdicts import (  # noqa: E402
+    allowed_outside,
+    dispersion_summary,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -163,3 +166,44 @@ def test_planted_bug_a_missing_beta_leaves_t13s_band(heads: dict[str, Any]) -> N
     model = heads["ssmax"][0]
     outside = _t13_outside(heads, "ssmax", _buggy(MissingBeta, model))
     assert min(outside) > 0.5, outside
+
+
+GAP_LEAD = 0.05
+"""The quick preset's smallest lead: there the top weight of a trained head falls with n."""
+
+
+def _gap_outside(
+    heads: dict[str, Any], name: str, normaliser: Softmax | None = None
+) -> list[tuple[int, int]]:
+    """(sets outside, allowed) per size on gap-controlled sets with the smallest lead."""
+    model, _, _, law = heads[name]
+    config = replace(_config(name), gap_leads=(GAP_LEAD,), gap_sizes=TYPICAL_SIZES, gap_sets=64)
+    modules = None if normaliser is None else {name: normaliser}
+    rows = evaluate_gap_sets(model, config, [0], [name], laws=[law], modules=modules)
+    assert [row["t13_sets"] for row in rows] == [config.gap_sets] * len(TYPICAL_SIZES)
+    return [
+        (round(row["t13_outside"] * row["t13_sets"]), allowed_outside(row["t13_sets"], ETA))
+        for row in rows
+    ]
+
+
+def test_honest_trained_head_keeps_gap_controlled_sets_inside_t13s_band(
+    heads: dict[str, Any],
+) -> None:
+    assert all(k <= allowed for k, allowed in _gap_outside(heads, "softmax"))
+
+
+def test_planted_bug_flattened_weights_leave_t13s_band_on_gap_controlled_sets(
+    heads: dict[str, Any],
+) -> None:
+    model = heads["softmax"][0]
+    cells = _gap_outside(heads, "softmax", _buggy(Flattened, model))
+    assert any(k > allowed for k, allowed in cells), cells
+
+
+def test_planted_bug_a_missing_beta_leaves_t13s_band_on_gap_controlled_sets(
+    heads: dict[str, Any],
+) -> None:
+    model = heads["ssmax"][0]
+    cells = _gap_outside(heads, "ssmax", _buggy(MissingBeta, model))
+    assert any(k > allowed for k, allowed in cells), cells
