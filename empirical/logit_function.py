@@ -17,7 +17,6 @@ a published certificate against the model it certifies.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -450,11 +449,29 @@ def load_logit_function(run_dir: Path | str, normaliser: str, seed: int) -> Logi
 
     Examples
     --------
-    The function behind a certificate::
+    A head trained for a few steps and checkpointed as a run folder holds it; the map
+    gives the model's own logit for an item:
+
+    >>> import tempfile
+    >>> import torch
+    >>> from softmax_dispersion.empirical.config import preset
+    >>> from softmax_dispersion.empirical.experiment import save_checkpoints
+    >>> from softmax_dispersion.empirical.training import train
+    >>> config = preset("quick", normalisers=("softcap2",), steps=5, width=8)
+    >>> run = train(config, "softcap2", [3])
+    >>> run_dir = Path(tempfile.mkdtemp())
+    >>> save_checkpoints(run_dir, config, run)
+    >>> fn = load_logit_function(run_dir, "softcap2", 3)
+    >>> items = torch.tensor(fn.items([0.3], 4), dtype=torch.float32)[None, None]
+    >>> logit = float(run.model.attention_logits(items)[0][0, 0, 0].detach())
+    >>> abs(logit - float(fn(0.3, 4))) < 1e-5
+    True
+
+    Against a real run's certificate (``certificates.json``, same folder)::
 
         fn = load_logit_function("run1", "softmax", 0)
-        cert = json.load(open("run1/certificates.json"))["heads"]["softmax"]["0"]
-        fn(cert["argmax"]["priority"], cert["argmax"]["class"])  # its largest logit
+        head = json.load(open("run1/certificates.json"))["heads"]["softmax"]["0"]
+        fn(head["argmax"]["priority"], head["argmax"]["class"])  # in head["logit_max"]
     """
     import torch
 
@@ -463,5 +480,5 @@ def load_logit_function(run_dir: Path | str, normaliser: str, seed: int) -> Logi
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint {path}")
     payload = torch.load(path, map_location="cpu", weights_only=True)
-    classes = int(json.loads((run_dir / "config.json").read_text())["config"]["classes"])
-    return _from_state(payload["state"], normaliser, seed, classes)
+    state = payload["state"]
+    return _from_state(state, normaliser, seed, int(state["predictor.2.weight"].shape[-1]))
