@@ -359,7 +359,10 @@ def _worst_section(summary: Mapping[str, Any], name: _Names) -> list[str]:
             "",
             "Measured dispersion size (the least n at which the model's top weight on the "
             "worst set falls below ½, found by doubling and bisection on n, without the "
-            "certificate) against the certified n*(½):",
+            "certificate) against the certified n*(½), an enclosure of the real number "
+            "1 + e^(βδ*): it agrees when it lies in [⌈lower⌉ − 1, ⌈upper⌉ + 1] (one size "
+            "either side for float32 weights within rounding of ½). The certificate table's "
+            "n*(½) is ⌈upper⌉, the least size at which every set is certain to disperse.",
             "",
             _table(
                 ["head", "seed", "measured", "certified n*(½)", "agrees"],

@@ -240,3 +240,28 @@ def test_every_preset_is_named_in_the_help(capsys: pytest.CaptureFixture[str]) -
     assert set(PRESETS) == set(PRESET_SOURCES)
     for name in PRESETS:
         assert f"{name} (" in help_text or f"or {name} (" in help_text, name
+
+
+@pytest.mark.parametrize(
+    ("preset", "shows"),
+    [
+        ("quick", ["typical sets inside T13's band", "## Certified heads"]),
+        (
+            "bounded",
+            [
+                "worst-set top weight ≥ 0.95 × T1 bound at every n",
+                "measured size where the top weight falls below ½ = n*(½)",
+                "![worst_sets](figures/worst_sets.png)",
+            ],
+        ),
+    ],
+)
+def test_each_preset_runs_end_to_end_at_a_tiny_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], preset: str, shows: list[str]
+) -> None:
+    # The CI smoke of both presets: every stage on a tiny config, every result passing
+    # (the results fail only on a wrong head or a wrong check, not on a weak one).
+    assert _run(tmp_path / "run", "--preset", preset, "--seeds", "1") == 0, capsys.readouterr().out
+    report = (tmp_path / "run" / "report.md").read_text()
+    for text in shows:
+        assert text in report, text
