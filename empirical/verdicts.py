@@ -64,8 +64,11 @@ def allowed_outside(sets: int, eta: float, level: float = T13_TEST_LEVEL) -> int
         if 1.0 - below < level:
             return k - 1
         below += math.exp(
-            math.lgamma(sets + 1) - math.lgamma(k + 1) - math.lgamma(sets - k + 1)
-            + k * log_eta + (sets - k) * log_rest
+            math.lgamma(sets + 1)
+            - math.lgamma(k + 1)
+            - math.lgamma(sets - k + 1)
+            + k * log_eta
+            + (sets - k) * log_rest
         )
     return sets
 

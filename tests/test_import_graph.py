@@ -117,7 +117,6 @@ def test_package_imports_are_seen_in_functions_too() -> None:
     assert "softmax_dispersion.cli._usage" in graph["softmax_dispersion.cli.prove"]
 
 
-
 def _named_like_tests(paths: dict[str, Path]) -> list[str]:
     """``module:line name`` of every function in ``paths`` whose name starts with test_."""
     return [
