@@ -12,9 +12,10 @@ needs no torch either.  The pieces:
     entmax15, sparsemax, and the bounded heads (soft-capped, QK-normed).
 :mod:`~softmax_dispersion.empirical.model`, :mod:`~softmax_dispersion.empirical.training`
     One attention head per seed, trained side by side as one ensemble.
-:mod:`~softmax_dispersion.empirical.logit_function`,
+:mod:`~softmax_dispersion.empirical.logit_function`
+    A head's item → logit map (and :func:`load_logit_function` from a run folder).
 :mod:`~softmax_dispersion.empirical.certificates`
-    A head's item → logit map, and its logit range certified over the whole item domain.
+    Its logit range certified over the whole item domain.
 :mod:`~softmax_dispersion.empirical.adversarial`, :mod:`~softmax_dispersion.empirical.typical`
     T1's worst sets through the model; T13's prediction for typical sets.
 :mod:`~softmax_dispersion.empirical.evaluation`, :mod:`~softmax_dispersion.empirical.bound_check`
