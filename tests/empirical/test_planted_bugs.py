@@ -121,6 +121,19 @@ def test_planted_bug_flattened_weights_fall_short_of_t1s_bound(heads: dict[str, 
     assert min(row["ratio"] for row in rows) < 0.95
 
 
+def test_planted_bug_a_loose_certificate_leaves_the_worst_sets_below_095_of_t1(
+    heads: dict[str, Any],
+) -> None:
+    # A certificate whose upper end of the logit range is 1 too high (δ* over-stated):
+    # the real model's worst sets then fall well short of "its" T1 bound.
+    model, fn, found, _ = heads["softcap2"]
+    loose = replace(found, max_high=found.max_high + 1)
+    rows = adversarial_rows(model, {"softcap2": model.normaliser}, [fn], [loose], WORST_SIZES)
+    ratios = [row["ratio"] for row in rows["softcap2"][0]]
+    assert min(ratios) < 0.95, ratios
+    assert not any(row["exceeds"] for row in rows["softcap2"][0])
+
+
 def test_planted_bug_a_flattened_head_disperses_before_its_certified_size(
     heads: dict[str, Any],
 ) -> None:
