@@ -1,4 +1,4 @@
-"""T12: the first-order floating-point error of the max-shifted softmax and log-softmax.
+"""T12: the first-order floating-point error of softmax and log-softmax, as computed in practice.
 
 Run ``python -m softmax_dispersion.theory.rounding_error`` to check the proof.
 
@@ -10,23 +10,51 @@ computes, for logits ``e`` and temperature ``θ``, with ``x_j = (e_j − e_max)/
 - ``x̂_j = x_j (1 + η_j)`` with ``|η_j| <= a`` (``arg_error``);
 - ``y_j = exp(x̂_j) (1 + ε_j)`` with ``|ε_j| <= κ = 2·exp_ulps·u``;
 - ``Ŝ = (Σ_j y_j) (1 + σ)`` with ``|σ| <= γ`` (the summation's error factor);
-- ``p̂_i = (y_i / Ŝ) (1 + ω)`` with ``|ω| <= u``;
 - ``L̂ = log(Ŝ) (1 + λ)`` with ``|λ| <= κ_log = 2·log_ulps·u``;
-- ``ℓ̂_i = (x̂_i − L̂) (1 + ν)`` with ``|ν| <= u`` (log-softmax).
 
-The bounds are the standard model of floating-point arithmetic, ``fl(a op b) =
-(a op b)(1 + δ)`` with ``|δ| <= u`` (Higham, *Accuracy and Stability of Numerical
-Algorithms*, 2nd ed., 2002, §2.2), and the error of summing positive terms,
-``|σ| <= γ`` with ``γ`` one of :data:`gamma_recursive` or :data:`gamma_pairwise`
-(Higham 2002, §4.2).  They are cited, not derived: T12 lists them among its
-assumptions.  ``a = u`` when ``θ = 1`` (one subtraction, ``e_max − e_max`` is exact),
-and ``a = 2u`` to first order for a subtraction followed by a division by ``θ``.  A
-routine with an error of ``k`` ulps has a relative error of at most ``2·k·u``, because an
-ulp of a normal number ``y`` is at most ``2u|y|``; a correctly rounded ``exp`` has
-``exp_ulps = 1/2``.  The model needs every ``exp(x̂_j)``, ``p̂_i`` and ``Ŝ`` in the normal
-range (no underflow) and assumes the shift by ``e_max`` happens before the scaling by
-``1/θ``: an implementation that scales first has an argument error relative to
-``|e_j|/θ``, not to the gap.
+and then one of the standard formulations, each with its own bound:
+
+- max-shift, then divide: ``p̂_i = (y_i/Ŝ)(1 + ω)``
+  (:data:`softmax_relative_error_bound`);
+- max-shift, then multiply by the reciprocal: ``p̂_i = y_i·((1 + ρ)/Ŝ)(1 + ω)``
+  (:data:`softmax_reciprocal_relative_error_bound`);
+- the shifted log-softmax: ``ℓ̂_i = (x̂_i − L̂)(1 + ν)``
+  (:data:`log_softmax_absolute_error_bound`);
+- exp of the log-softmax: ``p̂_i = exp(ℓ̂_i)(1 + ε_out)``
+  (:data:`exp_log_softmax_relative_error_bound`);
+- the log-sum-exp first: ``ℓ̂_i = (e_i − lse)(1 + ν)``, ``lse = (e_max + L̂)(1 + μ)``
+  (:data:`lse_log_softmax_absolute_error_bound`);
+- exp after the log-sum-exp: ``p̂_i = exp(e_i − lse)(1 + ε_out)``
+  (:data:`exp_lse_relative_error_bound`);
+
+with ``|ω|, |ν|, |ρ| <= u``, ``|ε_out| <= κ`` and ``|μ| <= lse_u``, the unit roundoff
+of the format the log-sum-exp is rounded to (the log-sum-exp-first forms are stated at
+``θ = 1``: the logit ``e_i`` enters exactly).
+
+The bounds of single operations are the standard model of floating-point arithmetic,
+``fl(a op b) = (a op b)(1 + δ)`` with ``|δ| <= u`` (Higham, *Accuracy and Stability of
+Numerical Algorithms*, 2nd ed., 2002, §2.2): T12 lists them among its assumptions.
+``a = u`` when ``θ = 1`` (one subtraction, ``e_max − e_max`` is exact), and ``a = 2u``
+to first order for a subtraction followed by a division by ``θ``.  A routine with an
+error of ``k`` ulps has a relative error of at most ``2·k·u``, because an ulp of a
+normal number ``y`` is at most ``2u|y|``; a correctly rounded ``exp`` has ``exp_ulps =
+1/2``.  The model needs every ``exp(x̂_j)``, ``p̂_i`` and ``Ŝ`` in the normal range (no
+underflow) and assumes the shift by ``e_max`` happens before the scaling by ``1/θ``: an
+implementation that scales first has an argument error relative to ``|e_j|/θ``, not to
+the gap.
+
+The summation factor
+--------------------
+A sum of ``n`` positive terms, in *any* order, is a binary tree of additions with ``n``
+leaves.  T12 proves the inductive step: a node that adds two subtrees, each within
+``γ_k = k·u/(1 − k·u)`` of its exact sum, is within ``γ_{k+1}`` (``(1 + γ_k)(1 + u) <=
+1 + γ_{k+1}``, and the same below).  By induction on the tree (a leaf is exact,
+``γ_0 = 0``) a tree of depth ``d`` is within ``γ_d``; a tree of ``n`` leaves has ``n − 1``
+additions, so ``d <= n − 1``, and T12 proves ``γ_d <= γ_{n−1}`` there.  Hence
+:data:`gamma_recursive` (``γ_{n−1}``) holds for every summation order: sequential loops,
+blocked sums, trees of any shape, vectorised lanes.  :data:`gamma_pairwise`
+(``γ_{⌈log2 n⌉}``) is the depth of a balanced tree, for an implementation known to sum
+pairwise (Higham 2002, §4.2).
 
 The derivation (T12)
 --------------------
@@ -49,6 +77,12 @@ sum of ``n`` generic terms, decided by the kernel's sum rules; ``Σ_j p_j = 1`` 
    ``x_i η_i − σ − D − λ log T + ν (x_i − log T)``, at most
    ``(|x_i| + G) a + κ + γ + κ_log |log T| + u (|x_i| + |log T|)``
    (:data:`log_softmax_absolute_error_bound`).
+5. The other formulations, by the same ``τ`` scaling: the reciprocal adds ``ρ``; the exp
+   of a log-softmax has relative error ``(ℓ̂_i − ℓ_i) + ε_out`` to first order; the
+   log-sum-exp first has the absolute error
+   ``−D − σ − λ log T − μ (e_max + log T) + ν (x_i − log T)``, bounded with
+   ``|μ (e_max + log T)| <= lse_u (top + log S)``.
+6. The summation tree's inductive step and the depth bound above.
 
 The exp error enters the softmax twice (numerator and sum); a sharper bound
 ``2(1 − p_i)κ`` holds because ``ε_i`` is also a term of the sum, but the proof treats
@@ -103,9 +137,13 @@ from softmax_dispersion.theory.symbols import n
 
 __all__ = [
     "T12",
+    "exp_log_softmax_relative_error_bound",
+    "exp_lse_relative_error_bound",
     "gamma_pairwise",
     "gamma_recursive",
     "log_softmax_absolute_error_bound",
+    "lse_log_softmax_absolute_error_bound",
+    "softmax_reciprocal_relative_error_bound",
     "softmax_relative_error_bound",
 ]
 
@@ -127,6 +165,10 @@ gamma = sp.Symbol("gamma", real=True)
 """Relative error factor of the summation of positive terms (:data:`gamma_recursive`, ...)."""
 arg_error = sp.Symbol("arg_error", real=True)
 """Relative error of the computed ``(e_j − e_max)/θ``: ``u`` for ``θ = 1``, else ``2u``."""
+top = sp.Symbol("top", real=True)
+"""A bound on ``|e_max|/θ``, the magnitude of the largest scaled logit."""
+lse_u = sp.Symbol("lse_u", real=True)
+"""Unit roundoff of the format the log-sum-exp ``e_max/θ + log Ŝ`` is rounded to."""
 
 softmax_relative_error_bound = formula(
     "softmax_relative_error_bound",
@@ -246,7 +288,8 @@ Notes
 
 Every summation tree of ``n`` terms has depth at most ``n − 1``, so for positive terms
 ``|Ŝ − S| <= γ_{n−1} S`` (Higham 2002, §4.2, with ``γ_m`` from §3.1); valid while
-``(n − 1)u < 1``.  Cited, not derived.
+``(n − 1)u < 1``.  T12 proves the inductive step over the tree and ``γ_d <= γ_{n−1}``
+for every depth ``d <= n − 1`` (see the module's notes).
 
 Examples
 --------
@@ -296,6 +339,149 @@ Examples
 True
 """
 
+softmax_reciprocal_relative_error_bound = formula(
+    "softmax_reciprocal_relative_error_bound",
+    (gap_i + mean_gap) * arg_error + 2 * (2 * exp_ulps * u) + gamma + 2 * u,
+    (gap_i, mean_gap, u, exp_ulps, gamma, arg_error),
+    "T12: first-order bound on |p̂_i/p_i − 1| for the max-shifted softmax normalised by "
+    "a product with the rounded reciprocal 1/Ŝ: "
+    "(gap_i + mean_gap)·arg_error + 4·exp_ulps·u + gamma + 2u",
+)
+"""T12: the relative error bound when the kernel multiplies by ``fl(1/Ŝ)`` instead of dividing.
+
+Parameters
+----------
+gap_i, mean_gap, u, exp_ulps, gamma, arg_error
+    As for :data:`softmax_relative_error_bound`.
+
+Notes
+-----
+.. math:: \\frac{|\\hat p_i - p_i|}{p_i} \\lesssim (g_i + \\bar g)\\,a + 4 k u + \\gamma + 2u
+
+Vectorised kernels compute the reciprocal of the sum once and multiply every term by
+it: two roundings (``ρ`` of the reciprocal, ``ω`` of the product) where a division has
+one, so the last term is ``2u``.
+
+Examples
+--------
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import (
+...     softmax_reciprocal_relative_error_bound, softmax_relative_error_bound)
+>>> u = sp.Rational(1, 2**24)
+>>> args = dict(gap_i=1, mean_gap=1, u=u, exp_ulps=1, gamma=0, arg_error=u)
+>>> (softmax_reciprocal_relative_error_bound(**args) - softmax_relative_error_bound(**args)) / u
+1
+"""
+
+exp_log_softmax_relative_error_bound = formula(
+    "exp_log_softmax_relative_error_bound",
+    log_softmax_absolute_error_bound.expr + 2 * exp_ulps * u,
+    log_softmax_absolute_error_bound.args,
+    "T12: first-order bound on |p̂_i/p_i − 1| for softmax computed as exp of the "
+    "max-shifted log-softmax, exp(x̂_i − log Ŝ): the log-softmax's absolute bound "
+    "plus 2·exp_ulps·u",
+)
+"""T12: the relative error of ``p̂_i = exp(x̂_i − log Ŝ)`` (softmax as exp of the log-softmax).
+
+Parameters
+----------
+gap_i, mean_gap, log_sum, u, exp_ulps, log_ulps, gamma, arg_error
+    As for :data:`log_softmax_absolute_error_bound`.
+
+Notes
+-----
+.. math:: \\frac{|\\hat p_i - p_i|}{p_i} \\lesssim (g_i + \\bar g)\\,a + 2ku + \\gamma
+   + 2 k_{\\log} u \\log S + u\\,(g_i + \\log S) + 2ku
+
+An absolute error ``Δ`` of the exponent is a relative error ``e^Δ − 1 ≈ Δ`` of its exp,
+and the final exp adds its own ``2ku``.  Against the max-shift-then-divide bound the
+rounding of the subtraction costs ``u(g_i + log S)``: on tail entries (large ``g_i``)
+this form is less accurate, which is why it needs its own bound.
+
+Examples
+--------
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import exp_log_softmax_relative_error_bound
+>>> u = sp.Rational(1, 2**24)
+>>> exp_log_softmax_relative_error_bound(gap_i=10, mean_gap=1, log_sum=1, u=u, exp_ulps=1,
+...     log_ulps=1, gamma=0, arg_error=u) / u
+28
+"""
+
+lse_log_softmax_absolute_error_bound = formula(
+    "lse_log_softmax_absolute_error_bound",
+    mean_gap * arg_error
+    + 2 * exp_ulps * u
+    + gamma
+    + 2 * log_ulps * u * log_sum
+    + lse_u * (top + log_sum)
+    + u * (gap_i + log_sum),
+    (gap_i, mean_gap, log_sum, top, u, exp_ulps, log_ulps, gamma, arg_error, lse_u),
+    "T12: first-order bound on |ℓ̂_i − ℓ_i| for log-softmax computed log-sum-exp first, "
+    "e_i − fl(e_max + log Ŝ): mean_gap·arg_error + 2·exp_ulps·u + gamma "
+    "+ 2·log_ulps·u·log_sum + lse_u·(top + log_sum) + u·(gap_i + log_sum)",
+)
+"""T12: the absolute error of ``ℓ̂_i = e_i − lse`` with ``lse = fl(e_max + log Ŝ)`` rounded first.
+
+Parameters
+----------
+gap_i, mean_gap, log_sum, u, exp_ulps, log_ulps, gamma, arg_error
+    As for :data:`log_softmax_absolute_error_bound` (``θ = 1``: the logits are read
+    exactly, and only the terms of the sum carry an argument error).
+top
+    A bound on ``|e_max|``.
+lse_u
+    The unit roundoff of the format the log-sum-exp is rounded to.
+
+Notes
+-----
+.. math:: |\\hat\\ell_i - \\ell_i| \\lesssim \\bar g\\,a + 2ku + \\gamma
+   + 2 k_{\\log} u \\log S + u_{lse}\\,(|e_{max}| + \\log S) + u\\,(g_i + \\log S)
+
+``logsumexp(x)`` adds the maximum back before the subtraction, and rounding
+``e_max + log Ŝ`` costs ``u_lse·|e_max + log S|``: an error that grows with the size of
+the logits, not with their gaps.  The logit ``e_i`` itself enters exactly, so the
+entry's own argument error ``g_i·a`` of the max-shifted form is absent.
+
+Examples
+--------
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import lse_log_softmax_absolute_error_bound
+>>> u = sp.Rational(1, 2**24)
+>>> lse_log_softmax_absolute_error_bound(gap_i=2, mean_gap=1, log_sum=1, top=100, u=u,
+...     exp_ulps=1, log_ulps=1, gamma=0, arg_error=u, lse_u=u) / u
+109
+"""
+
+exp_lse_relative_error_bound = formula(
+    "exp_lse_relative_error_bound",
+    lse_log_softmax_absolute_error_bound.expr + 2 * exp_ulps * u,
+    lse_log_softmax_absolute_error_bound.args,
+    "T12: first-order bound on |p̂_i/p_i − 1| for softmax computed as exp(e_i − lse), "
+    "the log-sum-exp rounded first: the lse-first log-softmax bound plus 2·exp_ulps·u",
+)
+"""T12: the relative error of ``p̂_i = exp(e_i − fl(e_max + log Ŝ))``.
+
+Parameters
+----------
+gap_i, mean_gap, log_sum, top, u, exp_ulps, log_ulps, gamma, arg_error, lse_u
+    As for :data:`lse_log_softmax_absolute_error_bound`.
+
+Notes
+-----
+.. math:: \\frac{|\\hat p_i - p_i|}{p_i} \\lesssim
+   \\mathrm{lse\\_log\\_softmax\\_absolute\\_error\\_bound} + 2ku
+
+Examples
+--------
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import exp_lse_relative_error_bound
+>>> u = sp.Rational(1, 2**24)
+>>> exp_lse_relative_error_bound(gap_i=2, mean_gap=1, log_sum=1, top=100, u=u,
+...     exp_ulps=1, log_ulps=1, gamma=0, arg_error=u, lse_u=u) / u
+111
+"""
+
 # --- the model: symbols and computed quantities ----------------------------------------
 
 x_i = sp.Symbol("x_i", real=True)
@@ -305,11 +491,27 @@ x_j = sp.Symbol("x_j", real=True)
 eta_i, eta_j = sp.symbols("eta_i eta_j", real=True)
 eps_i, eps_j = sp.symbols("epsilon_i epsilon_j", real=True)
 sigma, omega, lam, nu = sp.symbols("sigma omega lambda nu", real=True)
+rho = sp.Symbol("rho", real=True)
+"""Relative error of the rounded reciprocal ``fl(1/Ŝ) = (1 + ρ)/Ŝ``."""
+eps_out = sp.Symbol("epsilon_out", real=True)
+"""Relative error of the final ``exp`` of the exp-of-log-softmax forms."""
+mu = sp.Symbol("mu", real=True)
+"""Relative error of the rounded log-sum-exp ``fl(e_max + log Ŝ)``."""
+e_max = sp.Symbol("e_max", real=True)
+"""The largest (scaled) logit, added back by ``logsumexp``; ``|e_max| <= top``."""
 tau = sp.Symbol("tau", real=True)
 """Scales every error variable: ``τ = 1`` is the computation, ``τ = 0`` exact arithmetic."""
 Delta = sp.Symbol("Delta", real=True)
 """Any bound on the gaps, ``x_j >= −Δ`` (finite logits); only used to show ``T > 0``."""
 T, V, P, D, G, Ydot, Q_plus, Q_minus = sp.symbols("T V P D G Ydot Q_plus Q_minus", real=True)
+S_a, S_b = sp.symbols("S_a S_b", real=True)
+"""The exact sums of a summation tree's two subtrees (positive terms)."""
+sigma_a, sigma_b, delta_add = sp.symbols("sigma_a sigma_b delta_add", real=True)
+"""The subtrees' relative errors and the rounding of the addition that joins them."""
+depth = sp.Symbol("depth", real=True)
+"""The depth ``k`` of the deeper subtree."""
+tree_depth = sp.Symbol("tree_depth", real=True)
+"""The depth of a summation tree of ``n`` leaves (``<= n − 1``)."""
 Y = sp.Function("Y", real=True)
 """``Y(τ)``: the computed sum ``Σ_j y_j`` before its own rounding, errors scaled by ``τ``."""
 
@@ -390,6 +592,32 @@ def computed_log_softmax(scale: sp.Expr) -> sp.Expr:
     return (x_i * (1 + s * eta_i) - log_sum_hat) * (1 + s * nu)
 
 
+def computed_softmax_reciprocal(scale: sp.Expr) -> sp.Expr:
+    """``p̂_i = y_i·fl(1/Ŝ)(1+ω)`` with ``fl(1/Ŝ) = (1+ρ)/Ŝ``, errors scaled by ``scale``."""
+    return computed_softmax(scale) * (1 + scale * rho)
+
+
+def computed_exp_log_softmax(scale: sp.Expr) -> sp.Expr:
+    """``p̂_i = exp(ℓ̂_i)(1+ε_out)``: softmax as exp of the max-shifted log-softmax."""
+    return sp.exp(computed_log_softmax(scale)) * (1 + scale * eps_out)
+
+
+def computed_lse_log_softmax(scale: sp.Expr) -> sp.Expr:
+    """``ℓ̂_i = (e_i − lse)(1+ν)``, ``lse = (e_max + log(Ŝ)(1+λ))(1+μ)`` (``θ = 1``).
+
+    The logit ``e_i = e_max + x_i`` enters exactly; the sum is the max-shifted one.
+    """
+    s = scale
+    log_sum_hat = sp.log(Y(s) * (1 + s * sigma)) * (1 + s * lam)
+    lse = (e_max + log_sum_hat) * (1 + s * mu)
+    return (e_max + x_i - lse) * (1 + s * nu)
+
+
+def computed_exp_lse(scale: sp.Expr) -> sp.Expr:
+    """``p̂_i = exp(e_i − lse)(1+ε_out)``: softmax with the log-sum-exp first."""
+    return sp.exp(computed_lse_log_softmax(scale)) * (1 + scale * eps_out)
+
+
 log_softmax_exact = x_i - sp.log(T)
 """The exact ``ℓ_i = log p_i = x_i − log T``."""
 
@@ -398,8 +626,16 @@ softmax_first_order = omega + eps_i + x_i * eta_i - sigma - D
 log_softmax_first_order = x_i * eta_i - sigma - D - lam * sp.log(T) + nu * (x_i - sp.log(T))
 """The first-order absolute error of ``ℓ̂_i``."""
 
-softmax_bound = softmax_relative_error_bound.expr.subs({gap_i: -x_i, mean_gap: G})
-log_softmax_bound = log_softmax_absolute_error_bound.expr.subs({gap_i: -x_i, mean_gap: G})
+lse_first_order = -D - sigma - lam * sp.log(T) - mu * (e_max + sp.log(T)) + nu * (x_i - sp.log(T))
+"""The first-order absolute error of the log-sum-exp-first ``ℓ̂_i``."""
+
+_at_entry = {gap_i: -x_i, mean_gap: G}
+softmax_bound = softmax_relative_error_bound.expr.subs(_at_entry)
+log_softmax_bound = log_softmax_absolute_error_bound.expr.subs(_at_entry)
+reciprocal_bound = softmax_reciprocal_relative_error_bound.expr.subs(_at_entry)
+exp_log_bound = exp_log_softmax_relative_error_bound.expr.subs(_at_entry)
+lse_bound = lse_log_softmax_absolute_error_bound.expr.subs(_at_entry)
+exp_lse_bound = exp_lse_relative_error_bound.expr.subs(_at_entry)
 
 
 def two_sided(value: sp.Expr, bound: sp.Expr) -> sp.Basic:
@@ -412,7 +648,18 @@ def derivative_at_zero(expr: sp.Expr) -> sp.Expr:
     return sp.Subs(sp.Derivative(expr, tau), tau, 0)
 
 
-fixed_in_tau = (x_i, T, eta_i, eps_i, omega, sigma, lam, nu)
+def gamma_of(k: sp.Expr) -> sp.Expr:
+    """``γ_k = k·u/(1 − k·u)``, Higham's factor for ``k`` roundings."""
+    return k * u / (1 - k * u)
+
+
+tree_node_sum = (S_a * (1 + sigma_a) + S_b * (1 + sigma_b)) * (1 + delta_add)
+"""The computed sum at a node of a summation tree: its subtrees' computed sums, added."""
+_tree_node_bounded = two_sided(tree_node_sum - (S_a + S_b), gamma_of(depth + 1) * (S_a + S_b))
+_depth_bounded = sp.Le(gamma_of(tree_depth), gamma_of(n - 1))
+
+
+fixed_in_tau = (x_i, T, eta_i, eps_i, omega, sigma, lam, nu, rho, eps_out, mu, e_max)
 """What ``d/dτ`` holds fixed: the exact data of entry ``i`` and its error variables.
 
 ``τ`` multiplies the error variables explicitly (:func:`computed_softmax`), so they do
@@ -445,6 +692,31 @@ _assumptions: list[sp.Basic] = [
     sp.Le(nu, u),
     sp.Le(-log_sum, sp.log(T)),
     sp.Le(sp.log(T), log_sum),
+    # the other formulations: a rounded reciprocal, a final exp, a rounded log-sum-exp
+    sp.Le(-u, rho),
+    sp.Le(rho, u),
+    sp.Le(-kappa, eps_out),
+    sp.Le(eps_out, kappa),
+    sp.Ge(lse_u, 0),
+    sp.Le(-lse_u, mu),
+    sp.Le(mu, lse_u),
+    sp.Le(-top, e_max),
+    sp.Le(e_max, top),
+    # one node of a summation tree: subtrees of depth <= k, each within γ_k
+    sp.Gt(S_a, 0),
+    sp.Gt(S_b, 0),
+    sp.Ge(depth, 0),
+    sp.Lt((depth + 1) * u, 1),
+    sp.Le(-gamma_of(depth), sigma_a),
+    sp.Le(sigma_a, gamma_of(depth)),
+    sp.Le(-gamma_of(depth), sigma_b),
+    sp.Le(sigma_b, gamma_of(depth)),
+    sp.Le(-u, delta_add),
+    sp.Le(delta_add, u),
+    # a tree of n leaves has n − 1 additions, so its depth is at most n − 1
+    sp.Ge(tree_depth, 0),
+    sp.Le(tree_depth, n - 1),
+    sp.Lt((n - 1) * u, 1),
 ]
 
 _ratio = computed_softmax(sp.Integer(1)) / p_i
@@ -472,6 +744,24 @@ _log_derivative = sp.Eq(
 )
 _softmax_bounded = two_sided(softmax_first_order, softmax_bound)
 _log_bounded = two_sided(log_softmax_first_order, log_softmax_bound)
+
+
+def _first_order(expr: sp.Expr, value: sp.Expr) -> sp.Basic:
+    return sp.Eq(derivative_at_zero(expr), value, evaluate=False)
+
+
+_reciprocal_ratio = computed_softmax_reciprocal(tau) / p_i
+_exp_log_ratio = computed_exp_log_softmax(tau) / p_i
+_lse_error = computed_lse_log_softmax(tau) - log_softmax_exact
+_exp_lse_ratio = computed_exp_lse(tau) / p_i
+_reciprocal_derivative = _first_order(_reciprocal_ratio, softmax_first_order + rho)
+_exp_log_derivative = _first_order(_exp_log_ratio, log_softmax_first_order + eps_out)
+_lse_derivative = _first_order(_lse_error, lse_first_order)
+_exp_lse_derivative = _first_order(_exp_lse_ratio, lse_first_order + eps_out)
+_reciprocal_bounded = two_sided(softmax_first_order + rho, reciprocal_bound)
+_exp_log_bounded = two_sided(log_softmax_first_order + eps_out, exp_log_bound)
+_lse_bounded = two_sided(lse_first_order, lse_bound)
+_exp_lse_bounded = two_sided(lse_first_order + eps_out, exp_lse_bound)
 
 
 def _t12_proof() -> list[Step]:
@@ -572,6 +862,55 @@ def _t12_proof() -> list[Step]:
             "|ν (x_i − log T)| <= u (|x_i| + log_sum)",
         ),
         Implied(_log_bounded, "|first-order absolute error| <= the exported bound"),
+        # Normalised by a product with the rounded reciprocal: one more rounding.
+        Differentiate(
+            _reciprocal_ratio,
+            tau,
+            "first-order term of y_i·fl(1/Ŝ)/p_i",
+            point=sp.Integer(0),
+            value=softmax_first_order + rho,
+            constants=fixed_in_tau,
+        ),
+        Implied(_reciprocal_bounded, "|first-order error, reciprocal form| <= its bound"),
+        # Softmax as exp of the max-shifted log-softmax.
+        Differentiate(
+            _exp_log_ratio,
+            tau,
+            "first-order term of exp(ℓ̂_i)(1+ε_out)/p_i",
+            point=sp.Integer(0),
+            value=log_softmax_first_order + eps_out,
+            constants=fixed_in_tau,
+        ),
+        Implied(_exp_log_bounded, "|first-order error, exp of log-softmax| <= its bound"),
+        # The log-sum-exp first: lse = fl(e_max + log Ŝ), then e_i − lse.
+        Differentiate(
+            _lse_error,
+            tau,
+            "first-order term of the log-sum-exp-first log-softmax error",
+            point=sp.Integer(0),
+            value=lse_first_order,
+            constants=fixed_in_tau,
+        ),
+        Implied(
+            two_sided(mu * (e_max + sp.log(T)), lse_u * (top + log_sum)),
+            "|μ (e_max + log T)| <= lse_u·(top + log_sum) (a product bound)",
+        ),
+        Implied(_lse_bounded, "|first-order error, log-sum-exp first| <= its bound"),
+        Differentiate(
+            _exp_lse_ratio,
+            tau,
+            "first-order term of exp(e_i − lse)(1+ε_out)/p_i",
+            point=sp.Integer(0),
+            value=lse_first_order + eps_out,
+            constants=fixed_in_tau,
+        ),
+        Implied(_exp_lse_bounded, "|first-order error, exp(e_i − lse)| <= its bound"),
+        # Any summation order: the inductive step over the summation tree, and the depth.
+        Implied(
+            _tree_node_bounded,
+            "a node adding two subtrees within γ_k is within γ_{k+1} (inductive step)",
+        ),
+        Implied(_depth_bounded, "γ_d <= γ_{n−1} for a tree of depth d <= n − 1"),
         Implied(T12.statement, "collect the identities and bounds"),
     ]
 
@@ -586,6 +925,16 @@ T12 = Claim(
         _log_identity,
         _log_derivative,
         _log_bounded,
+        _reciprocal_derivative,
+        _reciprocal_bounded,
+        _exp_log_derivative,
+        _exp_log_bounded,
+        _lse_derivative,
+        _lse_bounded,
+        _exp_lse_derivative,
+        _exp_lse_bounded,
+        _tree_node_bounded,
+        _depth_bounded,
     ),
     assumptions=_assumptions,
     source=(
@@ -596,7 +945,11 @@ T12 = Claim(
     proof=_t12_proof,
     formulas=(
         "softmax_relative_error_bound",
+        "softmax_reciprocal_relative_error_bound",
         "log_softmax_absolute_error_bound",
+        "exp_log_softmax_relative_error_bound",
+        "lse_log_softmax_absolute_error_bound",
+        "exp_lse_relative_error_bound",
         "gamma_recursive",
         "gamma_pairwise",
     ),

@@ -53,6 +53,7 @@ from softmax_dispersion.theory.rounding_error import (
     u,
     x_i,
 )
+from softmax_dispersion.theory.symbols import n as n_terms
 
 _CACHE: dict[str, ClaimResult] = {}
 _RESULTS: dict[str, ClaimResult] = {}
@@ -95,10 +96,27 @@ def test_t12_cites_its_standard_facts_in_the_assumptions() -> None:
     assert "-gamma <= sigma" in assumed and "sigma <= gamma" in assumed
     assert set(T12.formulas) == {
         "softmax_relative_error_bound",
+        "softmax_reciprocal_relative_error_bound",
         "log_softmax_absolute_error_bound",
+        "exp_log_softmax_relative_error_bound",
+        "lse_log_softmax_absolute_error_bound",
+        "exp_lse_relative_error_bound",
         "gamma_recursive",
         "gamma_pairwise",
     }
+
+
+def test_t12_states_every_formulation_and_the_summation_tree() -> None:
+    parts = set(sp.And.make_args(T12.statement))
+    for first_order, bound in (
+        (softmax_first_order + rounding_error.rho, rounding_error.reciprocal_bound),
+        (log_softmax_first_order + rounding_error.eps_out, rounding_error.exp_log_bound),
+        (rounding_error.lse_first_order, rounding_error.lse_bound),
+        (rounding_error.lse_first_order + rounding_error.eps_out, rounding_error.exp_lse_bound),
+    ):
+        assert set(sp.And.make_args(two_sided(first_order, bound))) <= parts
+    assert set(sp.And.make_args(rounding_error._tree_node_bounded)) <= parts
+    assert rounding_error._depth_bounded in parts
 
 
 # --------------------------------------------------------------------------------------
@@ -139,6 +157,44 @@ def test_false_softmax_bound_is_rejected(name: str) -> None:
     bound = FALSE_SOFTMAX_BOUNDS[name]
     result = checked(_sibling(f"T12-false-{name}", two_sided(softmax_first_order, bound)))
     _rejected_with_counterexample(result)
+
+
+R = rounding_error
+FALSE_FORMULATION_BOUNDS = {
+    # the reciprocal's rounding forgotten: the divide bound for the reciprocal form
+    "reciprocal without rho": (softmax_first_order + R.rho, softmax_bound),
+    # the exp of the log-softmax judged by the softmax bound (the issue's false alarm)
+    "exp-log by the softmax bound": (log_softmax_first_order + R.eps_out, softmax_bound),
+    "exp-log without the final exp": (
+        log_softmax_first_order + R.eps_out,
+        log_softmax_bound,
+    ),
+    # the log-sum-exp's rounding, which grows with |e_max|, left out
+    "lse without its rounding": (
+        R.lse_first_order,
+        R.lse_bound - R.lse_u * (R.top + R.log_sum),
+    ),
+    "lse by the shifted log bound": (R.lse_first_order, log_softmax_bound),
+    "exp-lse without the final exp": (R.lse_first_order + R.eps_out, R.lse_bound),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FALSE_FORMULATION_BOUNDS))
+def test_false_formulation_bound_is_rejected(name: str) -> None:
+    checked(T12)
+    value, bound = FALSE_FORMULATION_BOUNDS[name]
+    result = checked(_sibling(f"T12-false-{name}", two_sided(value, bound)))
+    _rejected_with_counterexample(result)
+
+
+def test_false_summation_tree_steps_are_rejected() -> None:
+    checked(T12)
+    node = two_sided(
+        R.tree_node_sum - (R.S_a + R.S_b), R.gamma_of(R.depth) * (R.S_a + R.S_b)
+    )  # a node within γ_k, as if the addition were exact
+    _rejected_with_counterexample(checked(_sibling("T12-false-node", node)))
+    pairwise = sp.Le(R.gamma_of(R.tree_depth), R.gamma_of(sp.log(n_terms, 2)))
+    _rejected_with_counterexample(checked(_sibling("T12-false-depth", pairwise)))
 
 
 def test_false_log_softmax_bound_is_rejected() -> None:
@@ -433,3 +489,96 @@ def test_remainders_are_second_order() -> None:
     for unit in (2.0**-24, 2.0**-40):
         for coarse, fine in zip(slack(unit), slack(unit / 1024), strict=True):
             assert 0 < fine <= coarse / 1024**2 * 1.01
+
+
+# --------------------------------------------------------------------------------------
+# The other formulations, computed by numpy in float32 and float16, stay within their
+# bounds (θ = 1 for the log-sum-exp-first forms, as T12 states them).
+
+
+def _formulations(logits: np.ndarray) -> dict[str, np.ndarray]:
+    dtype = logits.dtype.type
+    top = logits.max()
+    shifted = logits - top
+    y = np.exp(shifted)
+    total = np.sum(y)
+    log_total = np.log(total)
+    lse = top + log_total
+    return {
+        "reciprocal": y * (dtype(1) / total),
+        "exp_log": np.exp(shifted - log_total),
+        "lse_log": logits - lse,
+        "exp_lse": np.exp(logits - lse),
+    }
+
+
+def _lse_log_allowed(
+    first: float, u: float, kappa_log: float, lse_u: float, top: float, log_sum: float, wide: float
+) -> float:
+    """The first-order lse bound plus the terms of second order it leaves out.
+
+    The exact error is ``−(log Ŝ − log T) − λ log Ŝ − μ(e_max + L̂) + ν(e_i − lse̅)`` with
+    ``|log Ŝ − log T| <= W`` (as for the shifted log-softmax), ``|L̂| <= (L + W)(1 + κ_log)``
+    and ``|e_i − lse̅| <= g_i + |lse̅ − lse|``; the first-order bound uses ``W ≈ aG + κ + γ``
+    and ``L̂ ≈ L``.  Returned: a bound on the exact error.
+    """
+    big_l = (log_sum + wide) * (1 + kappa_log)
+    lse_error = wide + kappa_log * (log_sum + wide) + lse_u * (top + big_l)
+    return first + wide + kappa_log * wide + lse_u * (big_l - log_sum) + u * (big_l + lse_error)
+
+
+@settings(max_examples=80, deadline=None)
+@given(softmax_inputs())
+def test_every_formulation_is_within_its_bound(case: tuple[Format, np.ndarray, float]) -> None:
+    dtype, logits, _ = case
+    unit, k_exp, k_log, _ = FORMATS[dtype]
+    tiny = float(np.finfo(dtype).tiny)
+    with np.errstate(all="ignore"):
+        computed = _formulations(logits)
+    n = len(logits)
+    a = unit
+    with mpmath.workprec(120):
+        x, p = _reference(logits, 1.0)
+        gaps = [float(-v) for v in x]
+        mean = float(mpmath.fsum(pj * -xj for pj, xj in zip(p, x, strict=True)))
+        exact_log_sum = mpmath.log(mpmath.fsum(mpmath.exp(v) for v in x))
+        log_sum = float(exact_log_sum)
+        top = abs(float(logits.max()))
+        gam = float(gamma_recursive.numpy(n, unit))
+        kappa, kappa_log = 2 * k_exp * unit, 2 * k_log * unit
+        a_gmax = a * max(gaps)
+        wide = kappa / (1 - kappa) + a * mean + a_gmax**2 * math.exp(a_gmax) / 2
+        wide += gam / (1 - gam)
+        for i in range(n):
+            log_first = float(
+                log_softmax_absolute_error_bound.numpy(
+                    gaps[i], mean, log_sum, unit, k_exp, k_log, gam, a
+                )
+            )
+            log_allowed = log_first + log_softmax_remainder(
+                unit, kappa, kappa_log, gam, a, gaps[i], a_gmax, log_sum, a * mean
+            )
+            lse_first = float(
+                R.lse_log_softmax_absolute_error_bound.numpy(
+                    gaps[i], mean, log_sum, top, unit, k_exp, k_log, gam, a, unit
+                )
+            )
+            lse_allowed = _lse_log_allowed(lse_first, unit, kappa_log, unit, top, log_sum, wide)
+            exact_log = x[i] - exact_log_sum
+            error = abs(mpmath.mpf(float(computed["lse_log"][i])) - exact_log)
+            assert error <= lse_allowed, ("lse_log", i, float(error), lse_first)
+            if p[i] < 2 * tiny:
+                continue
+            soft = float(
+                R.softmax_reciprocal_relative_error_bound.numpy(gaps[i], mean, unit, k_exp, gam, a)
+            )
+            # one more rounding than the division: the remainder of the divide form, at
+            # a bound larger by u, covers it
+            allowed = {
+                "reciprocal": soft + softmax_remainder(soft, unit, kappa, gam, a_gmax) + unit**2,
+                "exp_log": math.exp(log_allowed) * (1 + kappa) - 1,
+                "exp_lse": math.exp(lse_allowed) * (1 + kappa) - 1,
+            }
+            for name, limit in allowed.items():
+                error = abs(mpmath.mpf(float(computed[name][i])) - p[i]) / p[i]
+                assert error <= limit, (name, i, float(error), limit)
