@@ -26,6 +26,9 @@ and then one of the standard formulations, each with its own bound:
   (:data:`lse_log_softmax_absolute_error_bound`);
 - exp after the log-sum-exp: ``p̂_i = exp(e_i − lse)(1 + ε_out)``
   (:data:`exp_lse_relative_error_bound`);
+- the log-sum-exp reduced by log-add-exp steps, ``lse = logaddexp(logaddexp(e_1, e_2),
+  …)`` in any tree (``np.logaddexp.reduce``), then ``e_i − lse`` or its exp
+  (:data:`lae_log_softmax_absolute_error_bound`, :data:`exp_lae_relative_error_bound`);
 
 with ``|ω|, |ν|, |ρ| <= u``, ``|ε_out| <= κ`` and ``|μ| <= lse_u``, the unit roundoff
 of the format the log-sum-exp is rounded to (the log-sum-exp-first forms are stated at
@@ -83,6 +86,9 @@ sum of ``n`` generic terms, decided by the kernel's sum rules; ``Σ_j p_j = 1`` 
    ``−D − σ − λ log T − μ (e_max + log T) + ν (x_i − log T)``, bounded with
    ``|μ (e_max + log T)| <= lse_u (top + log S)``.
 6. The summation tree's inductive step and the depth bound above.
+7. A log-add-exp node's first-order error (the children's errors weighted by their
+   shares, plus its own) and the bound on a node's share times its size; the sum over
+   the tree is in :data:`lae_log_softmax_absolute_error_bound`'s notes.
 
 The exp error enters the softmax twice (numerator and sum); a sharper bound
 ``2(1 − p_i)κ`` holds because ``ε_i`` is also a term of the sum, but the proof treats
@@ -137,10 +143,12 @@ from softmax_dispersion.theory.symbols import n
 
 __all__ = [
     "T12",
+    "exp_lae_relative_error_bound",
     "exp_log_softmax_relative_error_bound",
     "exp_lse_relative_error_bound",
     "gamma_pairwise",
     "gamma_recursive",
+    "lae_log_softmax_absolute_error_bound",
     "log_softmax_absolute_error_bound",
     "lse_log_softmax_absolute_error_bound",
     "softmax_reciprocal_relative_error_bound",
@@ -482,6 +490,82 @@ Examples
 111
 """
 
+lae_depth = sp.Symbol("lae_depth", real=True)
+"""The depth of the log-add-exp reduction tree (``n − 1`` for any order)."""
+
+lae_log_softmax_absolute_error_bound = formula(
+    "lae_log_softmax_absolute_error_bound",
+    lae_depth * (lse_u * (top + log_sum + 1) + (2 * exp_ulps + 1 + 2 * log_ulps) * lse_u)
+    + u * (gap_i + log_sum),
+    (gap_i, log_sum, top, u, exp_ulps, log_ulps, lae_depth, lse_u),
+    "T12: first-order bound on |ℓ̂_i − ℓ_i| for log-softmax computed as e_i − lse with the "
+    "log-sum-exp reduced by log-add-exp (np.logaddexp.reduce): "
+    "depth·(lse_u·(top + log_sum + 1) + (2·exp_ulps + 1 + 2·log_ulps)·lse_u) "
+    "+ u·(gap_i + log_sum)",
+)
+"""T12: the absolute error of ``ℓ̂_i = e_i − lse`` with ``lse`` a tree of log-add-exp steps.
+
+Parameters
+----------
+gap_i, log_sum, top, u, exp_ulps, log_ulps, lse_u
+    As for :data:`lse_log_softmax_absolute_error_bound`.
+lae_depth
+    The depth of the reduction tree: ``n − 1`` bounds every order (a left fold, as
+    ``np.logaddexp.reduce`` does, has exactly that depth).
+
+Notes
+-----
+.. math:: |\\hat\\ell_i - \\ell_i| \\lesssim d\\,\\bigl(u_{lse}(|e_{max}| + \\log S + 1)
+   + (2k + 1 + 2k_{\\log})\\,u_{lse}\\bigr) + u\\,(g_i + \\log S)
+
+A node computes ``z = max(a, b) + log1p(exp(−|a − b|))`` from its children's computed
+values.  T12 proves its first-order error: ``w_a α + w_b β + ζ + δ z``, the children's
+errors ``α``, ``β`` weighted by their shares ``w_a + w_b = 1``, the error ``ζ`` of the
+``log1p(exp(·))`` part (``|ζ| <= (2k + 1 + 2k_log)u``: the exp, the difference and the
+log1p), and the rounding ``δ`` of the addition.  Unrolled over the tree, the root's error
+is ``Σ_v s_v (ζ_v + δ_v z_v)`` with ``s_v = exp(z_v − lse)`` the node's share, and T12
+proves ``s_v |z_v| <= |lse| + 1``; the nodes of one level of the tree have disjoint
+leaves, so their shares add up to at most 1, and there are ``d`` levels.
+
+Examples
+--------
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import lae_log_softmax_absolute_error_bound
+>>> u = sp.Rational(1, 2**24)
+>>> lae_log_softmax_absolute_error_bound(gap_i=0, log_sum=1, top=2, u=u, exp_ulps=1,
+...     log_ulps=1, lae_depth=7, lse_u=u) / u
+64
+"""
+
+exp_lae_relative_error_bound = formula(
+    "exp_lae_relative_error_bound",
+    lae_log_softmax_absolute_error_bound.expr + 2 * exp_ulps * u,
+    lae_log_softmax_absolute_error_bound.args,
+    "T12: first-order bound on |p̂_i/p_i − 1| for softmax computed as exp(e_i − lse) with "
+    "the log-sum-exp reduced by log-add-exp: the log bound plus 2·exp_ulps·u",
+)
+"""T12: the relative error of ``p̂_i = exp(e_i − lse)``, ``lse`` by a log-add-exp reduction.
+
+Parameters
+----------
+gap_i, log_sum, top, u, exp_ulps, log_ulps, lae_depth, lse_u
+    As for :data:`lae_log_softmax_absolute_error_bound`.
+
+Notes
+-----
+.. math:: \\frac{|\\hat p_i - p_i|}{p_i} \\lesssim
+   \\mathrm{lae\\_log\\_softmax\\_absolute\\_error\\_bound} + 2ku
+
+Examples
+--------
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import exp_lae_relative_error_bound
+>>> u = sp.Rational(1, 2**24)
+>>> exp_lae_relative_error_bound(gap_i=0, log_sum=1, top=2, u=u, exp_ulps=1,
+...     log_ulps=1, lae_depth=7, lse_u=u) / u
+66
+"""
+
 # --- the model: symbols and computed quantities ----------------------------------------
 
 x_i = sp.Symbol("x_i", real=True)
@@ -508,6 +592,12 @@ S_a, S_b = sp.symbols("S_a S_b", real=True)
 """The exact sums of a summation tree's two subtrees (positive terms)."""
 sigma_a, sigma_b, delta_add = sp.symbols("sigma_a sigma_b delta_add", real=True)
 """The subtrees' relative errors and the rounding of the addition that joins them."""
+node_a, node_b = sp.symbols("a_node b_node", real=True)
+"""The exact log-sum-exps of a log-add-exp node's two subtrees."""
+alpha_a, alpha_b, zeta, delta_lae = sp.symbols("alpha_a alpha_b zeta delta_lae", real=True)
+"""The subtrees' absolute errors, the ``log1p(exp)`` part's error, the addition's rounding."""
+share_gap, lse_size = sp.symbols("share_gap lse_size", real=True)
+"""``lse − z_v >= 0`` for a node ``v`` of the reduction, and a bound on ``|lse|``."""
 depth = sp.Symbol("depth", real=True)
 """The depth ``k`` of the deeper subtree."""
 tree_depth = sp.Symbol("tree_depth", real=True)
@@ -659,7 +749,28 @@ _tree_node_bounded = two_sided(tree_node_sum - (S_a + S_b), gamma_of(depth + 1) 
 _depth_bounded = sp.Le(gamma_of(tree_depth), gamma_of(n - 1))
 
 
+def computed_lae_node(scale: sp.Expr) -> sp.Expr:
+    """A log-add-exp node on computed children, ``(log(e^â + e^b̂) + ζ)(1 + δ)``, errors scaled."""
+    s = scale
+    exact_part = sp.log(sp.exp(node_a + s * alpha_a) + sp.exp(node_b + s * alpha_b))
+    return (exact_part + s * zeta) * (1 + s * delta_lae)
+
+
+lae_node_value = sp.log(sp.exp(node_a) + sp.exp(node_b))
+"""The exact node value ``z = log(e^a + e^b)``."""
+_share_a = sp.exp(node_a) / (sp.exp(node_a) + sp.exp(node_b))
+_share_b = sp.exp(node_b) / (sp.exp(node_a) + sp.exp(node_b))
+lae_node_first_order = _share_a * alpha_a + _share_b * alpha_b + zeta + delta_lae * lae_node_value
+"""The node's first-order error: the children's errors by their shares, plus its own."""
+_lae_node_derivative = sp.Eq(
+    derivative_at_zero(computed_lae_node(tau)), lae_node_first_order, evaluate=False
+)
+_lae_share_bounded = sp.Le(sp.exp(-share_gap) * (lse_size + share_gap), lse_size + 1)
+"""A node's share ``e^{−t}`` times its size ``|z_v| <= |lse| + t`` is at most ``|lse| + 1``."""
+
+
 fixed_in_tau = (x_i, T, eta_i, eps_i, omega, sigma, lam, nu, rho, eps_out, mu, e_max)
+_fixed_in_lae_node = (node_a, node_b, alpha_a, alpha_b, zeta, delta_lae)
 """What ``d/dτ`` holds fixed: the exact data of entry ``i`` and its error variables.
 
 ``τ`` multiplies the error variables explicitly (:func:`computed_softmax`), so they do
@@ -713,6 +824,12 @@ _assumptions: list[sp.Basic] = [
     sp.Le(sigma_b, gamma_of(depth)),
     sp.Le(-u, delta_add),
     sp.Le(delta_add, u),
+    # a log-add-exp node's own errors, and a node's place below the root
+    sp.Le(-lse_u, delta_lae),
+    sp.Le(delta_lae, lse_u),
+    sp.Ge(share_gap, 0),
+    sp.Ge(lse_size, 0),
+    sp.Ge(sp.exp(share_gap), 1 + share_gap),  # exp is convex: above its tangent at 0
     # a tree of n leaves has n − 1 additions, so its depth is at most n − 1
     sp.Ge(tree_depth, 0),
     sp.Le(tree_depth, n - 1),
@@ -911,6 +1028,18 @@ def _t12_proof() -> list[Step]:
             "a node adding two subtrees within γ_k is within γ_{k+1} (inductive step)",
         ),
         Implied(_depth_bounded, "γ_d <= γ_{n−1} for a tree of depth d <= n − 1"),
+        # A log-sum-exp reduced by log-add-exp steps (np.logaddexp.reduce).
+        Differentiate(
+            computed_lae_node(tau),
+            tau,
+            "first-order error of a log-add-exp node: children's errors by their shares",
+            point=sp.Integer(0),
+            value=lae_node_first_order,
+            constants=_fixed_in_lae_node,
+        ),
+        Implied(
+            _lae_share_bounded, "a node's share times its size: e^{−t}(|lse| + t) <= |lse| + 1"
+        ),
         Implied(T12.statement, "collect the identities and bounds"),
     ]
 
@@ -935,6 +1064,8 @@ T12 = Claim(
         _exp_lse_bounded,
         _tree_node_bounded,
         _depth_bounded,
+        _lae_node_derivative,
+        _lae_share_bounded,
     ),
     assumptions=_assumptions,
     source=(
@@ -950,6 +1081,8 @@ T12 = Claim(
         "exp_log_softmax_relative_error_bound",
         "lse_log_softmax_absolute_error_bound",
         "exp_lse_relative_error_bound",
+        "lae_log_softmax_absolute_error_bound",
+        "exp_lae_relative_error_bound",
         "gamma_recursive",
         "gamma_pairwise",
     ),

@@ -3,14 +3,15 @@
 Three layers (DESIGN.md §5):
 
 1. :func:`reference_softmax`: the certified, correctly rounded softmax or log-softmax of
-   a numpy, torch or jax array, with float64 enclosures.
+   a numpy, torch or jax array (masked or not), with float64 enclosures.
 2. :func:`assert_softmax_close` (one output against the reference, T12's tolerance) and
    :func:`check_softmax` (the whole battery against a callable, a :class:`Report`).
 3. Inputs: the fixed suites (:mod:`softmax_dispersion.testing.suites`) and hypothesis
-   strategies (``softmax_dispersion.testing.strategies``, loaded on first use: it needs
-   hypothesis).
+   strategies (``softmax_dispersion.testing.strategies``: it needs hypothesis).
 
-Importing this package loads neither torch, jax, python-flint nor hypothesis.
+Importing this package loads nothing but the standard library: numpy and the oracle's
+modules load on first use of a name, and torch, jax, python-flint and hypothesis only
+when asked for.  (So does the pytest plugin, which lives here.)
 
 Examples
 --------
@@ -27,19 +28,13 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from softmax_dispersion.testing.assertions import assert_softmax_close
-from softmax_dispersion.testing.battery import (
-    KINDS,
-    PropertyResult,
-    Report,
-    SoftmaxCallError,
-    check_softmax,
-)
-from softmax_dispersion.testing.reference import Reference, reference_softmax
-from softmax_dispersion.testing.tolerance import Tolerance
-
 if TYPE_CHECKING:
     from softmax_dispersion.testing import strategies
+    from softmax_dispersion.testing.assertions import assert_softmax_close
+    from softmax_dispersion.testing.battery import KINDS, SoftmaxCallError, check_softmax
+    from softmax_dispersion.testing.reference import Reference, reference_softmax
+    from softmax_dispersion.testing.report import PropertyResult, Report
+    from softmax_dispersion.testing.tolerance import Tolerance
 
 __all__ = [
     "KINDS",
@@ -54,8 +49,28 @@ __all__ = [
     "strategies",
 ]
 
+_HOMES = {
+    "KINDS": "battery",
+    "PropertyResult": "report",
+    "Reference": "reference",
+    "Report": "report",
+    "SoftmaxCallError": "battery",
+    "Tolerance": "tolerance",
+    "assert_softmax_close": "assertions",
+    "check_softmax": "battery",
+    "reference_softmax": "reference",
+}
+
 
 def __getattr__(name: str) -> Any:
     if name == "strategies":
         return import_module("softmax_dispersion.testing.strategies")
+    if name in _HOMES:
+        value = getattr(import_module(f"softmax_dispersion.testing.{_HOMES[name]}"), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'softmax_dispersion.testing' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from softmax_dispersion.numerics.rounding import FORMATS
-from softmax_dispersion.testing.reference import as_float64, reference_softmax
+from softmax_dispersion.testing.adapters import to_float64
+from softmax_dispersion.testing.reference import masked_logits, reference_softmax
+from softmax_dispersion.testing.report import INLINE_LIMIT, short_row
 from softmax_dispersion.testing.tolerance import Tolerance, allowed_error, ulp
 
-__all__ = ["Comparison", "assert_softmax_close", "compare", "short_row"]
+__all__ = ["SUBNORMALS", "Comparison", "assert_softmax_close", "compare"]
+
+SUBNORMALS = ("flushed", "kept")
+"""What ``subnormals=`` accepts: may subnormal outputs be flushed to zero (32/64-bit)?"""
 
 F64 = npt.NDArray[np.float64]
 
@@ -63,12 +70,14 @@ def compare(
     skip_rows: npt.NDArray[np.bool_] | None = None,
     *,
     log: bool = False,
+    flush: bool = False,
 ) -> Comparison:
     """Compare 2-D ``actual`` with ``reference`` element by element within ``allowed``.
 
     Errors are counted in ULPs of the output format at the reference value; for
     log-softmax, whose tolerance is absolute, at ``max(|reference|, 1)``, so that a
     value such as ``−7e−16`` returned as ``0`` reads as 3 ULPs rather than ``5e15``.
+    With ``flush``, a zero where the reference is below the smallest normal is not bad.
     """
     with np.errstate(all="ignore"):
         same = (actual == reference) | (np.isnan(actual) & np.isnan(reference))
@@ -81,28 +90,12 @@ def compare(
         ulps = error / unit
         allowed_ulps = allowed / unit
         bad = (error > allowed) | (~np.isfinite(actual) & np.isfinite(reference))
+        if flush:
+            tiny = 2.0 ** FORMATS[dtype].emin
+            bad &= ~((actual == 0) & (np.abs(reference) < tiny))
         if skip_rows is not None:
             bad &= ~skip_rows[:, None]
     return Comparison(error, ulps, allowed_ulps, bad)
-
-
-def short_row(row: npt.ArrayLike, limit: int = 8) -> str:
-    """A short repr of a row: every value when ``n <= limit``, else its ends and length.
-
-    Examples
-    --------
-    >>> short_row([0.0, 1.5])
-    '[0.0, 1.5]'
-    >>> short_row(range(100), limit=4)
-    '[0.0, 1.0, ..., 98.0, 99.0] (n=100)'
-    """
-    values = [float(v) for v in np.asarray(row, dtype=np.float64).reshape(-1)]
-    if len(values) <= limit:
-        return "[" + ", ".join(repr(v) for v in values) + "]"
-    half = limit // 2
-    head = ", ".join(repr(v) for v in values[:half])
-    tail = ", ".join(repr(v) for v in values[-half:])
-    return f"[{head}, ..., {tail}] (n={len(values)})"
 
 
 def assert_softmax_close(
@@ -113,6 +106,8 @@ def assert_softmax_close(
     theta: float = 1.0,
     log: bool = False,
     tolerance: object = None,
+    mask: object = None,
+    subnormals: str = "flushed",
 ) -> None:
     """Assert that ``actual`` is softmax (or log-softmax) of ``x`` within the tolerance.
 
@@ -130,8 +125,17 @@ def assert_softmax_close(
     log
         Compare with log-softmax.
     tolerance
-        ``None`` (T12 with pairwise summation), a number of ULPs, ``"pairwise"``,
-        ``"recursive"`` or a :class:`~softmax_dispersion.testing.Tolerance`.
+        ``None`` (T12: any summation order and standard formulation), a number of
+        ULPs, ``"recursive"``, ``"pairwise"`` or a
+        :class:`~softmax_dispersion.testing.Tolerance`.
+    mask
+        A boolean array shaped like ``x`` for a masked softmax: the output must be the
+        softmax over the entries where it is True, and exactly 0 (log: ``−inf``) where
+        it is False.
+    subnormals
+        ``"flushed"`` (default): in float32 and float64 a zero where the reference is a
+        subnormal is accepted (flush-to-zero hardware modes, XLA on CPU); ``"kept"``
+        requires gradual underflow.  In 16-bit formats flushing always fails.
 
     Raises
     ------
@@ -142,10 +146,10 @@ def assert_softmax_close(
     Notes
     -----
     The allowance per element is :func:`~softmax_dispersion.testing.tolerance.allowed_error`
-    (T12's bound, the final rounding, a subnormal floor).  Rows whose limit is a policy
-    choice rather than a number (a NaN or ``+inf`` logit, only ``−inf``) are not
-    compared; masked entries (``−inf`` in a row with finite logits) must come out 0
-    (or ``−inf`` for log-softmax).
+    (T12's bounds, the final rounding, a subnormal floor; finite everywhere).  Rows whose
+    limit is a policy choice rather than a number (a NaN or ``+inf`` logit, only
+    ``−inf``, a fully masked row) are not compared; masked entries (``−inf`` in a row with
+    finite logits, or ``mask`` False) must come out 0 (or ``−inf`` for log-softmax).
 
     Examples
     --------
@@ -160,12 +164,15 @@ def assert_softmax_close(
     """
     __tracebackhide__ = True
     tol = Tolerance.coerce(tolerance)
-    got, got_name = as_float64(actual)
-    logits, x_name = as_float64(x)
-    if got.shape != logits.shape:
+    if subnormals not in SUBNORMALS:
+        raise ValueError(f"subnormals must be one of {', '.join(SUBNORMALS)}, got {subnormals!r}")
+    got, got_name = to_float64(actual)
+    given, x_name = to_float64(x)
+    if got.shape != given.shape:
         raise AssertionError(
-            f"shape mismatch: actual has shape {got.shape}, the logits {logits.shape}"
+            f"shape mismatch: actual has shape {got.shape}, the logits {given.shape}"
         )
+    logits = masked_logits(given, mask)
     dtype = got_name if got_name in FORMATS else (x_name if x_name in FORMATS else "float64")
     ref = reference_softmax(logits, axis, theta=theta, log=log, dtype=dtype)
     rows = np.moveaxis(logits, axis, -1)
@@ -191,7 +198,8 @@ def assert_softmax_close(
         tolerance=tol,
     )
     skip = np.array([status != "ok" for status in ref.status]) | np.any(np.isposinf(rows), axis=-1)
-    result = compare(out, values, allowed, dtype, skip, log=log)
+    flush = subnormals == "flushed" and FORMATS[dtype].precision >= 24 and not log
+    result = compare(out, values, allowed, dtype, skip, log=log, flush=flush)
     if not result.bad.any():
         return
     bad = int(result.bad.sum())
@@ -215,22 +223,25 @@ def assert_softmax_close(
         f" Worst: index {index_text}: actual {float(out[r, c])!r}, "
         f"reference {float(values[r, c])!r}, input row {short_row(rows[r])}",
         f"Reproduce: {_reproducer(rows[r], x_name, theta, log, c)}",
+        f"Tolerance: {tol.label}",
     ]
     raise AssertionError("\n".join(lines))
 
 
 def _reproducer(row: F64, dtype: str, theta: float, log: bool, column: int) -> str:
-    if row.size > 64:
-        return (
-            f"(row of n={row.size} too long to inline) reference_softmax(x[row], "
-            f"theta={theta!r}, log={log}).values[{column}]"
-        )
-    literal = "[" + ", ".join(repr(float(v)) for v in row) + "]"
-    literal = literal.replace("inf", "float('inf')").replace("nan", "float('nan')")
+    """A shell command printing the reference value; long rows go to a ``.npy`` file."""
     source_dtype = dtype if dtype in ("float16", "float32", "float64") else "float64"
+    if row.size > INLINE_LIMIT:
+        folder = Path(tempfile.mkdtemp(prefix="softmax-oracle-"))
+        path = folder / "row.npy"
+        np.save(path, row.astype(source_dtype))
+        load = f"x = np.load('{path}')"
+    else:
+        literal = "[" + ", ".join(repr(float(v)) for v in row) + "]"
+        literal = literal.replace("inf", "float('inf')").replace("nan", "float('nan')")
+        load = f"x = np.array({literal}, dtype='{source_dtype}')"
     code = (
         "import numpy as np; from softmax_dispersion.testing import reference_softmax; "
-        f"x = np.array({literal}, dtype='{source_dtype}'); "
-        f"print(reference_softmax(x, theta={theta!r}, log={log}).values[{column}])"
+        f"{load}; print(reference_softmax(x, theta={theta!r}, log={log}).values[{column}])"
     )
     return f'python -c "{code}"'

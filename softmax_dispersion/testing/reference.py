@@ -4,12 +4,12 @@
 torch or jax array, with :func:`~softmax_dispersion.numerics.certified_softmax_dense`
 and returns each value correctly rounded to the output format with a float64
 enclosure.  torch and jax are never imported here: an array's library is read from
-``type(x).__module__``, and the library is already loaded when such an array exists.
+``type(x).__module__`` (:mod:`~softmax_dispersion.testing.adapters`), and the library is
+already loaded when such an array exists.
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,62 +17,33 @@ import numpy as np
 import numpy.typing as npt
 
 from softmax_dispersion.numerics.rounding import FORMATS
+from softmax_dispersion.testing.adapters import to_float64
 
-__all__ = ["Reference", "as_float64", "library_of", "reference_softmax"]
+__all__ = ["Reference", "masked_logits", "reference_softmax"]
 
 F64 = npt.NDArray[np.float64]
 FLOAT_DTYPES = tuple(FORMATS)
 """The output formats: float16, bfloat16, float32, float64."""
 
 
-def library_of(x: object) -> str:
-    """``"torch"``, ``"jax"`` or ``"numpy"``: the library an array belongs to.
+def masked_logits(x: F64, mask: npt.ArrayLike | None) -> F64:
+    """The logits with every entry where ``mask`` is False set to ``−inf``.
+
+    The masked softmax ignores what lies under the mask (NaN and ``±inf`` included):
+    it is the softmax of these logits.
 
     Examples
     --------
     >>> import numpy as np
-    >>> library_of(np.zeros(2)), library_of([1.0])
-    ('numpy', 'numpy')
+    >>> masked_logits(np.array([1.0, np.nan]), [True, False]).tolist()
+    [1.0, -inf]
     """
-    root = type(x).__module__.split(".")[0]
-    if root == "torch" and "torch" in sys.modules:
-        return "torch"
-    if root in ("jax", "jaxlib") and "jax" in sys.modules:
-        return "jax"
-    return "numpy"
-
-
-def as_float64(x: object) -> tuple[F64, str]:
-    """The exact float64 values of an array and its dtype's name.
-
-    torch tensors go through ``.detach().cpu()``; bfloat16 (torch, or jax's ml_dtypes)
-    is widened to float32 exactly first.  Integer and boolean arrays report their own
-    dtype name.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> values, name = as_float64(np.array([1.5, 2.0], dtype=np.float16))
-    >>> values.dtype.name, name
-    ('float64', 'float16')
-    """
-    library = library_of(x)
-    if library == "torch":
-        tensor: Any = x
-        tensor = tensor.detach().cpu()
-        name = str(tensor.dtype).removeprefix("torch.")
-        if name == "bfloat16":
-            tensor = tensor.float()
-        array = tensor.numpy()
-    else:
-        array = np.asarray(x)
-        name = array.dtype.name
-        if name == "bfloat16":
-            array = array.astype(np.float32)
-    if name == "half":
-        name = "float16"
-    with np.errstate(all="ignore"):
-        return np.asarray(array, dtype=np.float64), name
+    if mask is None:
+        return x
+    visible, _ = to_float64(mask)
+    if visible.shape != x.shape:
+        raise ValueError(f"mask has shape {visible.shape}, the logits {x.shape}")
+    return np.where(visible != 0, x, -np.inf)
 
 
 @dataclass(frozen=True)
@@ -113,6 +84,7 @@ def reference_softmax(
     theta: float = 1.0,
     log: bool = False,
     dtype: str | None = None,
+    mask: object = None,
 ) -> Reference:
     """The certified, correctly rounded softmax (or log-softmax) of ``x`` along ``axis``.
 
@@ -130,6 +102,10 @@ def reference_softmax(
     dtype
         The output format: ``"float16"``, ``"bfloat16"``, ``"float32"`` or
         ``"float64"``; the input's own float dtype by default (float64 for others).
+    mask
+        Optional boolean array shaped like ``x``: the masked softmax, over the entries
+        where it is True (those where it is False get 0, or ``−inf`` for log-softmax,
+        whatever value ``x`` holds there).
 
     Returns
     -------
@@ -157,8 +133,11 @@ def reference_softmax(
     ([0.09003057330846786, 0.2447284758090973, 0.6652409434318542], 'float32', True)
     >>> reference_softmax(np.zeros((2, 3)), axis=0).values[:, 0].tolist()
     [0.5, 0.5]
+    >>> reference_softmax(np.array([0.0, 9.0, 0.0]), mask=[True, False, True]).values.tolist()
+    [0.5, 0.0, 0.5]
     """
-    values, name = as_float64(x)
+    values, name = to_float64(x)
+    values = masked_logits(values, mask)
     if dtype is None:
         dtype = name if name in FORMATS else "float64"
     if dtype not in FORMATS:

@@ -1,28 +1,44 @@
 """The fixed input suites of :func:`~softmax_dispersion.testing.check_softmax`.
 
-Three suites, each a list of :class:`Case` (named float64 rows, rounded to the tested
-dtype by the battery):
+Four suites, each a list of :class:`Case` (named float64 rows, rounded to the tested
+dtype by the battery, with a boolean mask for the cases that have masked entries):
 
 ``random``
     Seeded normal rows (``numpy.random.default_rng(seed)``) of lengths 1, 2, 3, 8, 137,
     1238, 2049 and 4096 at several scales and offsets, and one row of 16384.
 ``families``
-    The adversarial families of :mod:`softmax_dispersion.numerics.families`: spike,
-    dip, two-level, near-ties, a geometric ladder, consecutive floats, huge magnitudes.
+    One row of every finite family of the registry
+    :data:`softmax_dispersion.numerics.families.FAMILIES` (spike, dip, two-level,
+    near-ties, a geometric ladder, consecutive floats, huge magnitudes, sentinel floors,
+    long uniform rows, off-block lengths, half-masked rows, ...): a family added there is
+    in this suite.
 ``bad_inputs``
     Every finite input of PAPER.md's table of bad inputs: uniform rows of 2049, 4096 and
     8192 (16-bit accumulation stalls at 2048), logits below −5e4 (online softmax with a
-    finite starting max), ``finfo.min`` masks, gaps of 17 (float32) and 37 (float64) for
+    finite starting max), ``finfo.min`` masks (a row of only ``finfo.min`` is a policy
+    row: a fully masked row), gaps of 17 (float32) and 37 (float64) for
     log-softmax, logits near −2e4, logits past the overflow of ``exp`` (710 for float64,
-    89 for float32, 12 for float16) for code without the max shift, and the off-block
-    lengths 137 and 1238.
+    89 for float32, 12 for float16) for code without the max shift, the off-block
+    lengths 137 and 1238; rows whose terms are just below half an ulp of the leading
+    partial sum (a sum held in the format, in blocks of 16 or more, stalls on them);
+    rows with subnormal outputs.
+``masks``
+    Partially masked rows, the case real attention code breaks on: finite logits with
+    ``−inf`` entries (random masks of several densities, one visible entry, the
+    largest logit masked), masks written as the sentinels ``finfo.min``, ``−1e4`` and
+    ``−5e4``, visible logits below −5e4 (a sentinel mask above them takes the weight),
+    and prefix and suffix masks whose edge lies off the block sizes (33 of 64, 137 of
+    256, 1238 of 2048).  For ``kind="masked_softmax"`` the masked entries hold
+    values the function must ignore (:func:`masked_input`).
 
-The non-finite rows of the table (``+inf``, all ``−inf``, NaN, NaN among masks) are
-policy cases: :data:`POLICY_ROWS`.
+The non-finite rows of the table (``+inf``, all ``−inf``, NaN, NaN among masks) and the
+row of only ``finfo.min`` are policy cases: :func:`policy_rows` (and
+:data:`MASKED_POLICY_ROWS` for the masked kind).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -31,9 +47,19 @@ import numpy.typing as npt
 
 from softmax_dispersion.numerics.rounding import float_format
 
-__all__ = ["POLICY_ROWS", "SUITES", "Case", "build_case", "build_suites"]
+__all__ = [
+    "MASKED_POLICY_ROWS",
+    "POLICY_ROWS",
+    "SUITES",
+    "Case",
+    "build_case",
+    "build_suites",
+    "masked_input",
+    "policy_rows",
+]
 
 F64 = npt.NDArray[np.float64]
+Bool = npt.NDArray[np.bool_]
 
 RANDOM_LENGTHS = (1, 2, 3, 8, 137, 1238, 2049, 4096)
 """Row lengths of the random suite (plus one row of 16384)."""
@@ -49,16 +75,26 @@ class Case:
         ``"suite/case"``, e.g. ``"bad_inputs/uniform_4096"``; rebuild it with
         :func:`build_case`.
     rows : numpy.ndarray
-        Shape ``(batch, n)``.
+        Shape ``(batch, n)``: the logits as a plain softmax sees them (masked entries
+        ``−inf`` or a sentinel).
+    mask : numpy.ndarray or None
+        Boolean, shaped like ``rows``: False at the masked entries; ``None`` when the
+        case masks nothing.
     """
 
     name: str
     rows: F64
+    mask: Bool | None = None
 
     @property
     def suite(self) -> str:
         """The suite the case belongs to."""
         return self.name.split("/", 1)[0]
+
+    @property
+    def visible(self) -> Bool:
+        """The entries a masked softmax attends to (all, without a mask)."""
+        return np.ones(self.rows.shape, dtype=bool) if self.mask is None else self.mask
 
 
 def _random(dtype: str, seed: int) -> list[Case]:
@@ -74,23 +110,70 @@ def _random(dtype: str, seed: int) -> list[Case]:
     return cases
 
 
-def _families(dtype: str, seed: int) -> list[Case]:
-    from softmax_dispersion.numerics import families as fam
+_REQUIRED = {"n": 64, "delta": 10, "k_high": 5}
+"""Values for the families' required parameters in the fixed suite."""
+_OVERRIDES: dict[str, dict[str, object]] = {"huge_magnitude": {"scale": 1e4}}
+"""Defaults that do not suit a fixed suite in every dtype (1e300 is not a float32)."""
 
-    builders: list[tuple[str, Callable[[], object]]] = [
-        ("spike", lambda: fam.spike(64, 10)),
-        ("dip", lambda: fam.dip(64, 10)),
-        ("two_level", lambda: fam.two_level(100, 5, 6)),
-        ("near_ties", lambda: fam.near_ties(64, 1, dtype=dtype, seed=seed)),
-        ("geometric_ladder", lambda: fam.geometric_ladder(40, 2.0)),
-        ("tiny_gaps", lambda: fam.tiny_gaps(32, dtype=dtype)),
-        ("huge_magnitude", lambda: fam.huge_magnitude(16, scale=1e4, seed=seed)),
-    ]
+
+def _family_row(name: str, dtype: str, seed: int) -> F64 | None:
+    """One row of the registered family ``name`` in ``dtype``, or ``None`` (a policy row)."""
+    from softmax_dispersion.numerics.families import FAMILIES
+
+    family = FAMILIES[name]
+    arguments: dict[str, object] = {}
+    for parameter in family.parameters:
+        if parameter in family.required:
+            value: object = _REQUIRED[parameter]
+            arguments[parameter] = max(int(value), family.min_n) if parameter == "n" else value
+        elif parameter == "dtype":
+            arguments[parameter] = dtype
+        elif parameter == "seed":
+            arguments[parameter] = seed
+    arguments.update(_OVERRIDES.get(name, {}))
+    row = np.asarray(family.build(**arguments).to_array(), dtype=np.float64)
+    if np.isnan(row).any() or np.isposinf(row).any() or not np.isfinite(row).any():
+        return None
+    return row
+
+
+def _families(dtype: str, seed: int) -> list[Case]:
+    from softmax_dispersion.numerics.families import FAMILIES
+
     cases = []
-    for name, build in builders:
-        row = build().to_array()  # type: ignore[attr-defined]
-        cases.append(Case(f"families/{name}", np.asarray(row, dtype=np.float64)[None, :]))
+    for name in FAMILIES:
+        row = _family_row(name, dtype, seed)
+        if row is not None:
+            mask = np.isfinite(row)[None, :]
+            cases.append(Case(f"families/{name}", row[None, :], None if mask.all() else mask))
     return cases
+
+
+def _half_ulp_rows(dtype: str) -> list[Case]:
+    """Rows whose terms ``c`` lie just below half an ulp of 1 in ``dtype``.
+
+    With the maximum first, ``1 + c`` rounds back to 1 in the format: a sum held in the
+    format stalls on every term after the maximum (a block of ``b`` loses ``(b − 1)c``,
+    ``b·p/2`` units in the last place of the normaliser), while a sum held in float32
+    for a 16-bit format, as the tolerance assumes, loses nothing.
+    """
+    precision = float_format(dtype).precision
+    gap = precision * math.log(2) + 0.1
+    cases = []
+    for n in (64, 256):
+        row = np.full((2, n), -gap)
+        row[:, 0] = 0.0
+        row[1, 0], row[1, 1] = -gap, 0.0  # the maximum second
+        cases.append(Case(f"bad_inputs/half_ulp_terms_{n}", row))
+    return cases
+
+
+def _subnormal_rows(dtype: str) -> list[Case]:
+    """Outputs across the subnormal range: gaps from ``−log(tiny)`` to ``−log(s_min)``."""
+    fmt = float_format(dtype)
+    low, high = -math.log(2.0**fmt.emin), -math.log(fmt.smallest_subnormal)
+    row = np.concatenate([[0.0], -np.linspace(low - 0.5, high + 0.5, 31)])
+    return [Case("bad_inputs/subnormal_outputs", row[None, :])]
 
 
 def _bad_inputs(dtype: str, seed: int) -> list[Case]:
@@ -106,7 +189,6 @@ def _bad_inputs(dtype: str, seed: int) -> list[Case]:
     cases.append(Case("bad_inputs/below_minus_5e4", below))
     masked = np.concatenate([rng.standard_normal((2, 8)) * 2, np.full((2, 8), -big)], axis=1)
     cases.append(Case("bad_inputs/finfo_min_masks", masked))
-    cases.append(Case("bad_inputs/finfo_min_row", np.full((1, 16), -big)))
     cases.append(Case("bad_inputs/gap_17", np.array([[0.0] + [-17.5] * 15, [0.0] + [-20.0] * 15])))
     cases.append(Case("bad_inputs/gap_37", np.array([[0.0] + [-37.5] * 15, [0.0] + [-40.0] * 15])))
     near = np.array([[-2e4] * 8, [-2e4, -2e4 + 16, -2e4 + 32, -2e4 - 16] * 2])
@@ -117,6 +199,50 @@ def _bad_inputs(dtype: str, seed: int) -> list[Case]:
             cases.append(Case(f"bad_inputs/no_max_shift_{int(top)}", row))
     for n in (137, 1238):
         cases.append(Case(f"bad_inputs/off_block_{n}", rng.standard_normal((4, n)) * 4.0))
+    return cases + _half_ulp_rows(dtype) + _subnormal_rows(dtype)
+
+
+def _with_mask(name: str, rows: F64, mask: Bool, fill: float = -math.inf) -> Case:
+    return Case(name, np.where(mask, rows, fill), mask)
+
+
+def _masks(dtype: str, seed: int) -> list[Case]:
+    fmt = float_format(dtype)
+    rng = np.random.default_rng(seed + 2)
+    cases = []
+    for n, density in ((64, 0.3), (137, 0.9), (1238, 0.5)):
+        rows = rng.standard_normal((4, n)) * 3.0
+        mask = rng.uniform(size=(4, n)) < density
+        mask[:, 0] = True  # every row keeps a visible entry
+        cases.append(_with_mask(f"masks/random_{n}", rows, mask))
+    rows = rng.standard_normal((2, 32)) * 2.0
+    one = np.zeros((2, 32), dtype=bool)
+    one[0, 5] = one[1, 31] = True
+    cases.append(_with_mask("masks/one_visible", rows, one))
+    hidden_max = rows.copy()
+    hidden_max[:, 3] = 40.0
+    keep = np.ones((2, 32), dtype=bool)
+    keep[:, 3] = False
+    cases.append(_with_mask("masks/largest_masked", hidden_max, keep))
+    for label, sentinel in (
+        ("finfo_min", -fmt.max_finite),
+        ("minus_1e4", -1e4),
+        ("minus_5e4", -5e4),
+    ):
+        rows = rng.standard_normal((2, 64)) * 2.0
+        mask = rng.uniform(size=(2, 64)) < 0.6
+        mask[:, 0] = True
+        cases.append(_with_mask(f"masks/sentinel_{label}", rows, mask, sentinel))
+    deep = -5e4 - 16.0 * np.floor(rng.uniform(0, 16, size=(2, 64)))
+    deep_mask = rng.uniform(size=(2, 64)) < 0.5
+    deep_mask[:, 0] = True
+    cases.append(_with_mask("masks/visible_below_minus_5e4", deep, deep_mask))
+    for n, width in ((64, 33), (256, 137), (2048, 1238)):
+        rows = rng.standard_normal((2, n)) * 2.0
+        mask = np.zeros((2, n), dtype=bool)
+        mask[0, :width] = True  # a prefix (causal row)
+        mask[1, n - width :] = True  # a suffix (left padding)
+        cases.append(_with_mask(f"masks/edge_{width}_of_{n}", rows, mask))
     return cases
 
 
@@ -124,16 +250,65 @@ SUITES: dict[str, Callable[[str, int], list[Case]]] = {
     "random": _random,
     "families": _families,
     "bad_inputs": _bad_inputs,
+    "masks": _masks,
 }
 """The suites by name."""
 
 POLICY_ROWS: dict[str, list[float]] = {
-    "+inf entry": [np.inf, 0.0, 1.0, 2.0],
-    "all -inf row": [-np.inf] * 4,
-    "NaN in a row": [1.0, np.nan, 2.0, 3.0],
-    "NaN in a masked position": [1.0, 2.0, -np.inf, np.nan],
+    "+inf entry": [math.inf, 0.0, 1.0, 2.0],
+    "all -inf row": [-math.inf] * 4,
+    "finfo.min row": [-math.inf] * 4,  # placeholder: -finfo.min of the dtype, see policy_rows
+    "NaN in a row": [1.0, math.nan, 2.0, 3.0],
+    "NaN in a masked position": [1.0, 2.0, -math.inf, math.nan],
 }
-"""The non-finite rows whose outputs are policies (reported, not failed)."""
+"""The rows whose outputs are policies (reported, not failed): non-finite logits, and a
+row of only ``finfo.min`` (a fully masked row written with the sentinel: the math path
+gives the uniform limit, fused kernels NaN, a log-sum-exp rounded at that magnitude
+ones)."""
+
+
+def policy_rows(dtype: str) -> dict[str, list[float]]:
+    """:data:`POLICY_ROWS` with the ``finfo.min`` row in ``dtype``.
+
+    Examples
+    --------
+    >>> policy_rows("float16")["finfo.min row"]
+    [-65504.0, -65504.0, -65504.0, -65504.0]
+    """
+    rows = dict(POLICY_ROWS)
+    rows["finfo.min row"] = [-float_format(dtype).max_finite] * 4
+    return rows
+
+
+MASKED_POLICY_ROWS: dict[str, tuple[list[float], list[bool]]] = {
+    "fully masked row": ([1.0, 2.0, 3.0, 4.0], [False] * 4),
+    "NaN under the mask": ([1.0, 2.0, math.nan, 3.0], [True, True, False, True]),
+    "+inf under the mask": ([1.0, 2.0, math.inf, 3.0], [True, True, False, True]),
+    "+inf entry": ([math.inf, 0.0, 1.0, 2.0], [True] * 4),
+    "NaN in a row": ([1.0, math.nan, 2.0, 3.0], [True] * 4),
+}
+"""The policy rows of ``kind="masked_softmax"``: ``(x, mask)``, mask True where visible."""
+
+
+def masked_input(case: Case, dtype: str) -> F64:
+    """The logits a masked softmax ``fn(x, mask)`` gets for ``case``.
+
+    The masked entries hold values it must ignore: in turn the largest finite value of
+    ``dtype`` (``x + mask_bias`` code turns it into a real logit), 0, and the value a
+    plain softmax sees there (``−inf`` or the case's sentinel).
+
+    Examples
+    --------
+    >>> case = Case("x/y", np.array([[1.0, -np.inf, -np.inf, -np.inf]]),
+    ...             np.array([[True, False, False, False]]))
+    >>> masked_input(case, "float16").tolist()
+    [[1.0, 65504.0, 0.0, -inf]]
+    """
+    if case.mask is None:
+        return case.rows
+    hidden = np.resize(np.array([float_format(dtype).max_finite, 0.0, np.nan]), case.rows.shape)
+    hidden = np.where(np.isnan(hidden), case.rows, hidden)
+    return np.where(case.mask, case.rows, hidden)
 
 
 def build_suites(dtype: str, names: Iterable[str] | None = None, seed: int = 0) -> list[Case]:

@@ -1,0 +1,409 @@
+"""The second zoo: every formulation and summation order T12 covers, and the bugs of masks.
+
+Correct entries compute softmax (or log-softmax, or a masked softmax) in one of the ways
+correct code does: sequential loops, blocked and tree sums, ``np.logaddexp.reduce``,
+``exp(x − logsumexp(x))``, ``x − logsumexp(x)``, the exp of a log-softmax, a product with
+the reciprocal of the sum, an online (running-maximum) softmax, torch over a non-last
+dimension, jax (float64 through 64-bit types), jax's ``where=`` and torch's masks.  The
+battery must pass each (no false alarm) under the default tolerance.
+
+Wrong entries are the bugs the first oracle let through or misreported: a "safe"
+softmax that zeroes partially masked rows, 0.5 on masked entries, 16-bit block sums,
+in-place implementations, additive mask biases that meet the value under the mask,
+sentinel masks above the visible logits, flushed 16-bit subnormals.  Each names what
+must fail (a property, or a required behaviour).
+
+Functions take numpy arrays ``(batch, n)`` unless their entry names another library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.special
+
+Array = Any
+
+
+def _acc(x: Array) -> Array:
+    """Work in float32 for 16-bit inputs (the accumulation format), else in the dtype."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+def _out(values: Array, x: Array) -> Array:
+    return values.astype(x.dtype)
+
+
+# --- correct: summation orders ---------------------------------------------------------------
+
+
+def sequential_loop(x: Array) -> Array:
+    """C-style kernel: a running max, then a left-to-right loop summing exp(x − max)."""
+    w = _acc(x)
+    top = w[:, 0].copy()
+    for j in range(1, w.shape[1]):
+        top = np.maximum(top, w[:, j])
+    e = np.exp(w - top[:, None])
+    total = np.zeros(w.shape[0], dtype=w.dtype)
+    for j in range(w.shape[1]):
+        total = total + e[:, j]
+    return _out(e / total[:, None], x)
+
+
+def reverse_loop(x: Array) -> Array:
+    """The same loop from the last element to the first."""
+    w = _acc(x)
+    e = np.exp(w - w.max(axis=-1, keepdims=True))
+    total = np.zeros(w.shape[0], dtype=w.dtype)
+    for j in range(w.shape[1] - 1, -1, -1):
+        total = total + e[:, j]
+    return _out(e / total[:, None], x)
+
+
+def blocked_sum(x: Array, block: int = 32) -> Array:
+    """Sums of blocks of 32 (sequential inside), then a sequential sum of the blocks."""
+    w = _acc(x)
+    e = np.exp(w - w.max(axis=-1, keepdims=True))
+    n = e.shape[1]
+    pad = (-n) % block
+    tiles = np.concatenate([e, np.zeros((e.shape[0], pad), dtype=e.dtype)], axis=1)
+    tiles = tiles.reshape(e.shape[0], -1, block)
+    partial = np.zeros(tiles.shape[:2], dtype=e.dtype)
+    for k in range(block):
+        partial = partial + tiles[:, :, k]
+    total = np.zeros(e.shape[0], dtype=e.dtype)
+    for b in range(partial.shape[1]):
+        total = total + partial[:, b]
+    return _out(e / total[:, None], x)
+
+
+def pairwise_tree(x: Array) -> Array:
+    """An explicit balanced tree of additions (the textbook pairwise sum)."""
+    w = _acc(x)
+    e = np.exp(w - w.max(axis=-1, keepdims=True))
+    level = e
+    while level.shape[1] > 1:
+        if level.shape[1] % 2:
+            level = np.concatenate([level, np.zeros((level.shape[0], 1), dtype=level.dtype)], 1)
+        level = level[:, 0::2] + level[:, 1::2]
+    return _out(e / level, x)
+
+
+def lanes_sum(x: Array) -> Array:
+    """Eight vector lanes accumulated sequentially, then the lanes added (SIMD kernels)."""
+    w = _acc(x)
+    e = np.exp(w - w.max(axis=-1, keepdims=True))
+    n = e.shape[1]
+    pad = (-n) % 8
+    tiles = np.concatenate([e, np.zeros((e.shape[0], pad), dtype=e.dtype)], 1)
+    tiles = tiles.reshape(e.shape[0], -1, 8)
+    lanes = np.zeros((e.shape[0], 8), dtype=e.dtype)
+    for k in range(tiles.shape[1]):
+        lanes = lanes + tiles[:, k, :]
+    total = ((lanes[:, 0] + lanes[:, 4]) + (lanes[:, 2] + lanes[:, 6])) + (
+        (lanes[:, 1] + lanes[:, 5]) + (lanes[:, 3] + lanes[:, 7])
+    )
+    return _out(e / total[:, None], x)
+
+
+def online_softmax(x: Array) -> Array:
+    """Online (flash-attention style) softmax: running max and rescaled running sum."""
+    w = _acc(x)
+    top = np.full(w.shape[0], -np.inf, dtype=w.dtype)
+    total = np.zeros(w.shape[0], dtype=w.dtype)
+    with np.errstate(invalid="ignore"):
+        for j in range(w.shape[1]):
+            new = np.maximum(top, w[:, j])
+            scale = np.where(np.isneginf(new), 1, np.exp(top - new))
+            total = total * scale + np.where(np.isneginf(new), 0, np.exp(w[:, j] - new))
+            top = new
+    return _out(np.exp(w - top[:, None]) / total[:, None], x)
+
+
+# --- correct: formulations -------------------------------------------------------------------
+
+
+def reciprocal(x: Array) -> Array:
+    """Multiply by the reciprocal of the sum, as vectorised kernels do."""
+    w = _acc(x)
+    e = np.exp(w - w.max(axis=-1, keepdims=True))
+    return _out(e * (1 / e.sum(axis=-1, keepdims=True)), x)
+
+
+def exp_of_log_softmax(x: Array) -> Array:
+    """``exp(log_softmax(x))`` with scipy's log-softmax (in the input's dtype)."""
+    return np.exp(scipy.special.log_softmax(x, axis=-1)).astype(x.dtype)
+
+
+def exp_minus_logsumexp(x: Array) -> Array:
+    """``exp(x − logsumexp(x))`` (scipy's logsumexp adds the maximum back)."""
+    w = _acc(x)
+    return _out(np.exp(w - scipy.special.logsumexp(w, axis=-1, keepdims=True)), x)
+
+
+def logaddexp_reduce_softmax(x: Array) -> Array:
+    """``exp(x − np.logaddexp.reduce(x))``: the normaliser by pairwise log-add-exp."""
+    w = _acc(x)
+    return _out(np.exp(w - np.logaddexp.reduce(w, axis=-1, keepdims=True)), x)
+
+
+def x_minus_logsumexp(x: Array) -> Array:
+    """Log-softmax as ``x − logsumexp(x)``."""
+    w = _acc(x)
+    return _out(w - scipy.special.logsumexp(w, axis=-1, keepdims=True), x)
+
+
+def logaddexp_reduce_log_softmax(x: Array) -> Array:
+    """Log-softmax as ``x − np.logaddexp.reduce(x)``."""
+    w = _acc(x)
+    return _out(w - np.logaddexp.reduce(w, axis=-1, keepdims=True), x)
+
+
+def sequential_log_softmax(x: Array) -> Array:
+    """Log-softmax with a left-to-right loop for the sum."""
+    w = _acc(x)
+    shifted = w - w.max(axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    total = np.zeros(w.shape[0], dtype=w.dtype)
+    for j in range(w.shape[1]):
+        total = total + e[:, j]
+    return _out(shifted - np.log(total)[:, None], x)
+
+
+# --- correct: other libraries ----------------------------------------------------------------
+
+
+def torch_softmax_dim0(x: Array) -> Array:
+    """``torch.softmax`` over dimension 0 of the transposed tensor (a strided reduction)."""
+    import torch
+
+    return torch.softmax(x.t().contiguous(), dim=0).t()
+
+
+def torch_log_softmax_dim0(x: Array) -> Array:
+    """``torch.log_softmax`` over dimension 0 of the transposed tensor."""
+    import torch
+
+    return torch.log_softmax(x.t().contiguous(), dim=0).t()
+
+
+def torch_exp_minus_logsumexp(x: Array) -> Array:
+    """``exp(x − torch.logsumexp(x))`` in float32 for 16-bit tensors."""
+    import torch
+
+    w = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+    return torch.exp(w - torch.logsumexp(w, dim=-1, keepdim=True)).to(x.dtype)
+
+
+def torch_masked_fill(x: Array, mask: Array) -> Array:
+    """Attention masking: ``scores.masked_fill(~mask, -inf).softmax(-1)``."""
+    return x.masked_fill(~mask, float("-inf")).softmax(dim=-1)
+
+
+def torch_additive_mask(x: Array, mask: Array) -> Array:
+    """A float ``attn_mask``: ``softmax(scores + where(mask, 0, -inf))``."""
+    import torch
+
+    bias = torch.zeros_like(x).masked_fill(~mask, float("-inf"))
+    scores = torch.where(mask, x, torch.zeros_like(x))  # what lies under the mask is ignored
+    return torch.softmax(scores + bias, dim=-1)
+
+
+def torch_finfo_min_fill(x: Array, mask: Array) -> Array:
+    """``masked_fill(~mask, finfo.min)``: fully masked rows come out uniform."""
+    import torch
+
+    return x.masked_fill(~mask, torch.finfo(x.dtype).min).softmax(dim=-1)
+
+
+def jax_softmax(x: Array) -> Array:
+    """``jax.nn.softmax`` (64-bit types on during the check)."""
+    import jax
+
+    return jax.nn.softmax(x, axis=-1)
+
+
+def jax_log_softmax(x: Array) -> Array:
+    """``jax.nn.log_softmax``: XLA's float64 log-softmax among them."""
+    import jax
+
+    return jax.nn.log_softmax(x, axis=-1)
+
+
+def jax_where(x: Array, mask: Array) -> Array:
+    """``jax.nn.softmax(x, where=mask)``."""
+    import jax
+
+    return jax.nn.softmax(x, axis=-1, where=mask)
+
+
+def numpy_masked(x: Array, mask: Array) -> Array:
+    """``np.where(mask, x, -inf)`` and the textbook softmax."""
+    w = _acc(np.where(mask, x, -np.inf).astype(x.dtype))
+    with np.errstate(invalid="ignore"):
+        e = np.exp(w - w.max(axis=-1, keepdims=True))
+        return _out(e / e.sum(axis=-1, keepdims=True), x)
+
+
+# --- wrong -----------------------------------------------------------------------------------
+
+
+def _textbook(x: Array) -> Array:
+    w = _acc(x)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(w - w.max(axis=-1, keepdims=True))
+        return _out(e / e.sum(axis=-1, keepdims=True), x)
+
+
+def zeroes_partially_masked_rows(x: Array) -> Array:
+    """A "safe" softmax returning zeros for any row containing −inf (not just fully masked)."""
+    p = _textbook(x)
+    return np.where(np.isneginf(x).any(axis=-1, keepdims=True), 0, p).astype(x.dtype)
+
+
+def half_on_masked_entries(x: Array) -> Array:
+    """Puts 0.5 on every entry at or below ``finfo.min/2`` (the masked ones)."""
+    p = _textbook(x)
+    masked = x <= np.finfo(x.dtype).min / 2
+    return np.where(masked, 0.5, p).astype(x.dtype)
+
+
+def blocked_16bit(x: Array, block: int = 32) -> Array:
+    """16-bit partial sums of blocks of 32 (the totals of the blocks in float32)."""
+    w = _acc(x)
+    e = np.exp(w - w.max(axis=-1, keepdims=True)).astype(x.dtype)
+    n = e.shape[1]
+    pad = (-n) % block
+    tiles = np.concatenate([e, np.zeros((e.shape[0], pad), dtype=e.dtype)], 1)
+    tiles = tiles.reshape(e.shape[0], -1, block)
+    partial = np.zeros(tiles.shape[:2], dtype=e.dtype)
+    for k in range(block):
+        partial = (partial + tiles[:, :, k]).astype(e.dtype)
+    total = partial.astype(np.float32).sum(axis=-1, keepdims=True)
+    return (e.astype(np.float32) / total).astype(x.dtype)
+
+
+def blocked_16bit_16(x: Array) -> Array:
+    """The same with blocks of 16."""
+    return blocked_16bit(x, 16)
+
+
+def in_place(x: Array) -> Array:
+    """``softmax(x, copy=False)``: overwrites its input and returns it."""
+    with np.errstate(invalid="ignore"):
+        x -= x.max(axis=-1, keepdims=True)
+        np.exp(x, out=x)
+        x /= x.sum(axis=-1, keepdims=True)
+    return x
+
+
+def torch_in_place(x: Array) -> Array:
+    """``x.sub_(max).exp_()`` then ``div_``: torch in place."""
+    x.sub_(x.max(dim=-1, keepdim=True).values).exp_()
+    return x.div_(x.sum(dim=-1, keepdim=True))
+
+
+def flushes_16bit_subnormals(x: Array) -> Array:
+    """Flushes outputs below the smallest normal to zero (FTZ), in every format."""
+    p = _textbook(x)
+    return np.where(np.abs(p) < np.finfo(x.dtype).tiny, 0, p).astype(x.dtype)
+
+
+def additive_mask_bias(x: Array, mask: Array) -> Array:
+    """``softmax(x + (1 − mask)·finfo.min)``: the value under the mask meets the bias."""
+    bias = np.where(mask, 0, np.finfo(x.dtype).min).astype(x.dtype)
+    with np.errstate(over="ignore"):
+        return _textbook((x + bias).astype(x.dtype))
+
+
+def sentinel_mask_1e4(x: Array, mask: Array) -> Array:
+    """``masked_fill(~mask, −1e4)``: wrong once the visible logits lie below −1e4."""
+    return _textbook(np.where(mask, x, -1e4).astype(x.dtype))
+
+
+def ignores_the_mask(x: Array, mask: Array) -> Array:
+    """Takes a mask and ignores it."""
+    return _textbook(x)
+
+
+def torch_additive_float_mask(x: Array, mask: Array) -> Array:
+    """``scores + (~mask) * finfo.min`` in torch: finfo.max under the mask becomes 0."""
+    import torch
+
+    return torch.softmax(x + (~mask).to(x.dtype) * torch.finfo(x.dtype).min, dim=-1)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A zoo entry: the function, how to check it, and (wrong ones) what must fail."""
+
+    fn: Callable[..., Array]
+    kind: str = "softmax"
+    library: str = "numpy"
+    fails: tuple[str, ...] = ()
+    policies: Mapping[str, str] = field(default_factory=dict)
+    dtypes: tuple[str, ...] | None = None
+
+
+CORRECT: dict[str, Entry] = {
+    "sequential_loop": Entry(sequential_loop),
+    "reverse_loop": Entry(reverse_loop),
+    "blocked_sum": Entry(blocked_sum),
+    "pairwise_tree": Entry(pairwise_tree),
+    "lanes_sum": Entry(lanes_sum),
+    "online_softmax": Entry(online_softmax),
+    "reciprocal": Entry(reciprocal),
+    "exp_of_log_softmax": Entry(exp_of_log_softmax),
+    "exp_minus_logsumexp": Entry(exp_minus_logsumexp),
+    "logaddexp_reduce_softmax": Entry(logaddexp_reduce_softmax),
+    "x_minus_logsumexp": Entry(x_minus_logsumexp, kind="log_softmax"),
+    "logaddexp_reduce_log_softmax": Entry(logaddexp_reduce_log_softmax, kind="log_softmax"),
+    "sequential_log_softmax": Entry(sequential_log_softmax, kind="log_softmax"),
+    "torch_softmax_dim0": Entry(torch_softmax_dim0, library="torch"),
+    "torch_log_softmax_dim0": Entry(torch_log_softmax_dim0, kind="log_softmax", library="torch"),
+    "torch_exp_minus_logsumexp": Entry(torch_exp_minus_logsumexp, library="torch"),
+    "torch_masked_fill": Entry(torch_masked_fill, kind="masked_softmax", library="torch"),
+    "torch_additive_mask": Entry(torch_additive_mask, kind="masked_softmax", library="torch"),
+    "torch_finfo_min_fill": Entry(torch_finfo_min_fill, kind="masked_softmax", library="torch"),
+    "jax_softmax": Entry(jax_softmax, library="jax"),
+    "jax_log_softmax": Entry(jax_log_softmax, kind="log_softmax", library="jax"),
+    "jax_where": Entry(jax_where, kind="masked_softmax", library="jax"),
+    "numpy_masked": Entry(numpy_masked, kind="masked_softmax"),
+}
+"""Correct implementations: every formulation and summation order; all must pass."""
+
+WRONG: dict[str, Entry] = {
+    "zeroes_partially_masked_rows": Entry(
+        zeroes_partially_masked_rows, fails=("accuracy", "row_sum")
+    ),
+    "half_on_masked_entries": Entry(
+        half_on_masked_entries, fails=("accuracy", "row_sum", "masked_entries")
+    ),
+    "blocked_16bit": Entry(blocked_16bit, fails=("accuracy",), dtypes=("float16",)),
+    "blocked_16bit_16": Entry(blocked_16bit_16, fails=("accuracy",), dtypes=("float16",)),
+    "in_place": Entry(in_place, fails=("policy",), policies={"input": "kept"}),
+    "torch_in_place": Entry(
+        torch_in_place, library="torch", fails=("policy",), policies={"input": "kept"}
+    ),
+    "flushes_16bit_subnormals": Entry(
+        flushes_16bit_subnormals, fails=("accuracy",), dtypes=("float16",)
+    ),
+    "flushes_subnormals_when_kept_required": Entry(
+        flushes_16bit_subnormals,
+        fails=("policy",),
+        policies={"subnormals": "kept"},
+        dtypes=("float32", "float64"),
+    ),
+    "additive_mask_bias": Entry(additive_mask_bias, kind="masked_softmax", fails=("accuracy",)),
+    "sentinel_mask_1e4": Entry(sentinel_mask_1e4, kind="masked_softmax", fails=("accuracy",)),
+    "ignores_the_mask": Entry(
+        ignores_the_mask, kind="masked_softmax", fails=("accuracy", "masked_entries")
+    ),
+    "torch_additive_float_mask": Entry(
+        torch_additive_float_mask, kind="masked_softmax", library="torch", fails=("accuracy",)
+    ),
+}
+"""Wrong implementations and what must fail for each (a property or a required behaviour)."""
