@@ -96,10 +96,14 @@ class Adapter:
         ``"numpy"``, ``"torch"`` or ``"jax"``.
     dtypes : tuple of str
         The float dtypes checked by default.
+    compiles_per_shape : bool
+        Whether every new input shape costs a compilation (jax): the battery then pads
+        rows to a few lengths with masked entries.
     """
 
     name: str
     dtypes: tuple[str, ...]
+    compiles_per_shape: bool = False
 
     def session(self) -> contextlib.AbstractContextManager[None]:
         """What the whole check runs inside (nothing, but for jax)."""
@@ -153,7 +157,8 @@ class _Torch(Adapter):
 
 class _Jax(Adapter):
     def __init__(self) -> None:
-        super().__init__("jax", ("float16", "bfloat16", "float32", "float64"))
+        # XLA compiles every new shape (a large part of a second each on a small CPU).
+        super().__init__("jax", ("float16", "bfloat16", "float32", "float64"), True)
 
     @contextlib.contextmanager
     def _x64(self) -> Iterator[None]:

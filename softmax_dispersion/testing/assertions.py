@@ -13,7 +13,12 @@ from softmax_dispersion.numerics.rounding import FORMATS
 from softmax_dispersion.testing.adapters import to_float64
 from softmax_dispersion.testing.reference import masked_logits, reference_softmax
 from softmax_dispersion.testing.report import INLINE_LIMIT, short_row
-from softmax_dispersion.testing.tolerance import Tolerance, allowed_error, ulp
+from softmax_dispersion.testing.tolerance import (
+    Tolerance,
+    allowed_error,
+    flushing_is_named,
+    ulp,
+)
 
 __all__ = ["SUBNORMALS", "Comparison", "assert_softmax_close", "compare"]
 
@@ -135,7 +140,8 @@ def assert_softmax_close(
     subnormals
         ``"flushed"`` (default): in float32 and float64 a zero where the reference is a
         subnormal is accepted (flush-to-zero hardware modes, XLA on CPU); ``"kept"``
-        requires gradual underflow.  In 16-bit formats flushing always fails.
+        requires gradual underflow.  In float16 (smallest normal 6.1e-5) flushing always
+        fails; bfloat16 has float32's range and is treated like it.
 
     Raises
     ------
@@ -198,7 +204,7 @@ def assert_softmax_close(
         tolerance=tol,
     )
     skip = np.array([status != "ok" for status in ref.status]) | np.any(np.isposinf(rows), axis=-1)
-    flush = subnormals == "flushed" and FORMATS[dtype].precision >= 24 and not log
+    flush = subnormals == "flushed" and flushing_is_named(dtype) and not log
     result = compare(out, values, allowed, dtype, skip, log=log, flush=flush)
     if not result.bad.any():
         return

@@ -7,9 +7,9 @@ the caller requires one (``policies=``):
 * the outputs on non-finite rows (``+inf``, a row of only ``−inf``, NaN, NaN among
   masked entries; for the masked kind a fully masked row and non-finite values under
   the mask), named ``NaN``, ``zeros``, ``uniform``, ``one-hot (the limit)``, ...;
-* ``subnormals``: ``flushed`` (an output that should be a subnormal of float32/float64
-  came out 0: flush-to-zero modes, XLA on CPU) or ``kept``.  In 16-bit formats a flushed
-  subnormal is a real loss (the smallest normal float16 is 6.1e-5) and an accuracy
+* ``subnormals``: ``flushed`` (an output that should be a subnormal of float32, float64
+  or bfloat16 came out 0: flush-to-zero modes, XLA on CPU) or ``kept``.  In float16 a
+  flushed subnormal is a real loss (its smallest normal is 6.1e-5) and an accuracy
   failure;
 * ``input``: ``kept`` or ``modified`` (the function wrote into its argument).  Every
   call gets a fresh copy, and the reference is built from the battery's own, so an
@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from softmax_dispersion.numerics.families import OFF_BLOCK_LENGTHS
 from softmax_dispersion.numerics.rounding import FORMATS
 from softmax_dispersion.testing.adapters import Adapter, adapter, to_float64, wrong_library_hint
 from softmax_dispersion.testing.properties import (
@@ -68,9 +69,16 @@ from softmax_dispersion.testing.suites import (
 )
 from softmax_dispersion.testing.tolerance import Tolerance, accumulation_format, allowed_error
 
+PADDED_LENGTHS = (16, 64, 256, 4096, 16384)
+"""For a library that compiles per shape, rows are padded with masked entries to these."""
+ALONE_LENGTHS = (16, *OFF_BLOCK_LENGTHS)
+"""... and rows are checked alone (batch independence) at these lengths only."""
+
 __all__ = [
+    "ALONE_LENGTHS",
     "BEHAVIOURS",
     "KINDS",
+    "PADDED_LENGTHS",
     "SoftmaxCallError",
     "check_softmax",
     "expected_output",
@@ -316,6 +324,8 @@ class _Battery:
         self.call = _Caller(fn, library, dtype, self.masked)
         self.context = Context(kind=kind, dtype=dtype, flush_allowed=flush_allowed)
         self.tallies = {prop.name: Tally() for prop in PROPERTIES}
+        # ssmax's β depends on n and the adaptive rule on every entry: never padded.
+        self.pad = library.compiles_per_shape and kind not in ("ssmax", "adaptive_temperature")
 
     def _inputs(self, request: _Request) -> tuple[F64, Bool | None]:
         """What the implementation gets: masked kind: garbage under the mask, and the mask."""
@@ -325,27 +335,58 @@ class _Battery:
         mask = np.ones(rows.shape, dtype=bool) if request.mask is None else request.mask
         return rows, mask
 
+    def _length(self, n: int) -> int:
+        """The length rows of ``n`` are given in: ``n``, or a padded one for jax."""
+        if not self.pad or n in OFF_BLOCK_LENGTHS:
+            return n
+        return next((size for size in PADDED_LENGTHS if size >= n), n)
+
+    def _padded(self, rows: F64, mask: Bool | None, length: int) -> tuple[F64, Bool | None]:
+        """``rows`` padded to ``length`` with masked entries (``−inf``, or mask False)."""
+        extra = length - rows.shape[-1]
+        if extra == 0:
+            return rows, mask
+        fill = 0.0 if self.masked else -np.inf
+        rows = np.concatenate([rows, np.full((rows.shape[0], extra), fill)], axis=1)
+        if mask is not None:
+            mask = np.concatenate([mask, np.zeros((mask.shape[0], extra), dtype=bool)], axis=1)
+        return rows, mask
+
+    def alone(self, main: Evaluated, length: int) -> list[tuple[int, F64]]:
+        """The first two rows of ``main``, each given alone as shape ``(1, n)``."""
+        n = main.inputs.shape[-1]
+        if main.inputs.shape[0] < 2 or n < 2 or (self.pad and length not in ALONE_LENGTHS):
+            return []
+        found = []
+        for r in range(2):
+            mask_r = None if main.mask is None else main.mask[r : r + 1]
+            rows, mask = self._padded(main.inputs[r : r + 1], mask_r, length)
+            _, single, _ = self.call(rows, mask, f"{main.label} row {r} alone")
+            found.append((r, single[:, :n]))
+        return found
+
     def run(self, cases: Sequence[Case], seed: int) -> None:
-        """Evaluate every case (grouped by row length) and tally every property."""
+        """Evaluate every case (grouped by call length) and tally every property."""
         rng = np.random.default_rng(seed + 7)
-        by_length: dict[int, list[_Request]] = {}
+        groups: dict[int, list[_Request]] = {}
         for case in cases:
             for request in _variants(case, self.dtype, rng):
-                by_length.setdefault(request.rows.shape[-1], []).append(request)
-        for n, requests in by_length.items():
-            inputs = [self._inputs(request) for request in requests]
+                groups.setdefault(self._length(request.rows.shape[-1]), []).append(request)
+        for length, requests in groups.items():
+            inputs = [self._padded(*self._inputs(request), length) for request in requests]
             stacked = np.concatenate([rows for rows, _ in inputs])
-            masks = (
-                None if not self.masked else np.concatenate([m for _, m in inputs if m is not None])
-            )
-            exact, out, out_dtype = self.call(stacked, masks, f"the {len(requests)} cases of n={n}")
+            masks = None
+            if self.masked:
+                masks = np.concatenate([m for _, m in inputs if m is not None])
+            where = f"the {len(requests)} cases of length {length}"
+            exact, out, out_dtype = self.call(stacked, masks, where)
             logits = exact if masks is None else np.where(masks, exact, -np.inf)
             ref = _reference(logits, self.kind, self.dtype, self.s)
             start = 0
             runs: dict[str, dict[str, Any]] = {}
             for request, (rows, mask) in zip(requests, inputs, strict=True):
                 stop = start + rows.shape[0]
-                piece = slice(start, stop)
+                n = request.rows.shape[-1]
                 label = request.case.name + (
                     f" + {request.shift:g}"
                     if request.purpose == "shift"
@@ -353,8 +394,9 @@ class _Battery:
                     if request.purpose == "perm"
                     else ""
                 )
+                cut = (slice(start, stop), slice(0, n))
                 ev = self._piece(
-                    label, exact[piece], None if mask is None else mask, out[piece], ref, piece
+                    label, exact[cut], None if mask is None else mask[:, :n], out[cut], ref, cut
                 )
                 entry = runs.setdefault(request.case.name, {"case": request.case, "shifted": []})
                 if request.purpose == "main":
@@ -367,27 +409,25 @@ class _Battery:
                 start = stop
             for entry in runs.values():
                 main: Evaluated = entry["main"]
-                alone = []
-                if main.inputs.shape[0] >= 2 and n >= 2:
-                    for r in range(2):
-                        mask_r = None if main.mask is None else main.mask[r : r + 1]
-                        _, single, _ = self.call(
-                            main.inputs[r : r + 1], mask_r, f"{main.label} row {r} alone"
-                        )
-                        alone.append((r, single))
                 run = CaseRun(
                     case=entry["case"],
                     main=main,
                     out_dtype=out_dtype,
                     shifted=entry["shifted"],
                     permuted=entry.get("permuted"),
-                    alone=alone,
+                    alone=self.alone(main, length),
                 )
                 for prop in PROPERTIES:
                     prop.check(run, self.context, self.tallies[prop.name])
 
     def _piece(
-        self, label: str, exact: F64, mask: Bool | None, out: F64, ref: _Ref, piece: slice
+        self,
+        label: str,
+        exact: F64,
+        mask: Bool | None,
+        out: F64,
+        ref: _Ref,
+        cut: tuple[slice, slice],
     ) -> Evaluated:
         logits = exact if mask is None else np.where(mask, exact, -np.inf)
         beta = np.broadcast_to(
@@ -396,7 +436,8 @@ class _Battery:
         beta_error = np.broadcast_to(
             np.asarray(ref.beta_error, dtype=np.float64).reshape(-1), beta.shape
         )
-        values, probs = ref.values[piece], ref.probs[piece]
+        piece = cut[0]
+        values, probs = ref.values[cut], ref.probs[cut]
         allowed = allowed_error(
             logits,
             dtype=self.dtype,
@@ -459,8 +500,10 @@ def _policies(battery: _Battery) -> dict[str, str]:
     for key, (row, visible) in rows_by_key.items():
         rows = np.array([row], dtype=np.float64)
         mask = None if visible is None else np.array([visible], dtype=bool)
+        padded, padded_mask = battery._padded(rows, mask, battery._length(rows.shape[-1]))
         try:
-            _, out, _ = battery.call(rows, mask, f"policy {key!r}")
+            _, out, _ = battery.call(padded, padded_mask, f"policy {key!r}")
+            out = out[:, : rows.shape[-1]]
         except SoftmaxCallError as exc:
             cause = exc.__cause__
             found[key] = f"raises {type(cause).__name__}" if cause else f"error: {exc}"
@@ -634,6 +677,17 @@ def check_softmax(
             for key, value in found.items():
                 observed.setdefault(key, {})[dtype] = value
     report.policies = _merge(observed)
+    if library == "jax":
+        hints.add(
+            "jax: every dtype judged as computed, float64 with 64-bit types enabled for the "
+            "check (the caller's jax_enable_x64 restored after)"
+        )
+        if battery.pad:
+            hints.add(
+                "jax: rows padded with masked entries to lengths "
+                f"{', '.join(map(str, PADDED_LENGTHS))} (137 and 1238 kept), one compilation "
+                "per length and dtype"
+            )
     report.notes = sorted(hints)
     for key, wanted in required.items():
         for dtype, seen in observed.get(key, {}).items():

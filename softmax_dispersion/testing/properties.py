@@ -52,6 +52,7 @@ from softmax_dispersion.numerics.rounding import float_format
 from softmax_dispersion.testing.assertions import compare
 from softmax_dispersion.testing.report import PropertyResult, Worst
 from softmax_dispersion.testing.suites import Case
+from softmax_dispersion.testing.tolerance import flushing_is_named
 
 __all__ = ["PROPERTIES", "CaseRun", "Context", "Evaluated", "Property", "Tally"]
 
@@ -208,13 +209,14 @@ def judge(
 ) -> None:
     """Compare ``actual`` with ``expected`` element by element and add it to ``tally``.
 
-    With ``flush``, a zero where the expected value is a non-zero subnormal of a 32- or
-    64-bit dtype is a named behaviour (``subnormals: flushed``), not a failure, unless
-    the caller requires gradual underflow.
+    With ``flush``, a zero where the expected value is a non-zero subnormal of a dtype
+    with float32's range (float32, float64, bfloat16) is a named behaviour
+    (``subnormals: flushed``), not a failure, unless the caller requires gradual
+    underflow.
     """
     result = compare(actual, expected, allowed, ctx.dtype, log=ctx.log)
     bad = result.bad
-    if flush and not ctx.log and float_format(ctx.dtype).precision >= 24:
+    if flush and not ctx.log and flushing_is_named(ctx.dtype):
         tiny = 2.0 ** float_format(ctx.dtype).emin
         with np.errstate(all="ignore"):
             sub = (np.abs(expected) < tiny) & (expected != 0)
@@ -423,7 +425,7 @@ def _t1_bound(run: CaseRun, ctx: Context, tally: Tally) -> None:
             low_b, high_b = np.log(lower), np.log(upper)
         else:
             low_b, high_b = lower, upper
-            if ctx.flush_allowed and float_format(ctx.dtype).precision >= 24:
+            if ctx.flush_allowed and flushing_is_named(ctx.dtype):
                 low_b = np.where(low_b < 2.0 ** float_format(ctx.dtype).emin, 0.0, low_b)
         inside = (ev.out >= low_b - ev.allowed) & (ev.out <= high_b + ev.allowed)
         bad = usable & ~np.all(inside | ~visible, axis=-1)

@@ -105,6 +105,7 @@ __all__ = [
     "Tolerance",
     "accumulation_format",
     "allowed_error",
+    "flushing_is_named",
     "ulp",
 ]
 
@@ -212,6 +213,21 @@ def ulp(values: npt.ArrayLike, dtype: str) -> F64:
     top = np.where(v == 0, fmt.emin, np.maximum(exponent.astype(np.int64) - 1, fmt.emin))
     result = np.ldexp(1.0, (top - fmt.precision + 1).astype(np.int32))
     return np.where(finite, result, np.inf)
+
+
+def flushing_is_named(dtype: str) -> bool:
+    """Whether a flushed subnormal output is a named behaviour in ``dtype`` (not a failure).
+
+    Formats with float32's range (float32, float64, bfloat16) lose nothing above 1.2e-38
+    when the hardware flushes subnormals; float16's smallest normal is 6.1e-5, and
+    flushing there loses real probability mass.
+
+    Examples
+    --------
+    >>> [flushing_is_named(d) for d in ("float16", "bfloat16", "float32", "float64")]
+    [False, True, True, True]
+    """
+    return float_format(dtype).emin <= FORMATS["float32"].emin
 
 
 def _rows(x: npt.ArrayLike) -> F64:
