@@ -254,7 +254,7 @@ def wrong_library_hint(library: str, error: BaseException | None, output: object
     --------
     >>> error = TypeError("softmax(): argument 'input' must be Tensor, not numpy.ndarray")
     >>> wrong_library_hint("numpy", error)
-    "the function takes torch tensors: check it with library='torch' (--library torch)"
+    "the function takes torch tensors: add --library torch (library='torch')"
     >>> wrong_library_hint("numpy", ValueError("other"))
     ''
     """
@@ -263,13 +263,8 @@ def wrong_library_hint(library: str, error: BaseException | None, output: object
         if any(word in text for word in _TORCH_WORDS) or (
             "Tensor" in text and isinstance(error, (TypeError, AttributeError))
         ):
-            return (
-                "the function takes torch tensors: check it with library='torch' (--library torch)"
-            )
+            return "the function takes torch tensors: add --library torch (library='torch')"
     if library == "numpy" and output is not None and library_of(output) != "numpy":
         found = library_of(output)
-        return (
-            f"the function returns {found} arrays: check it with library={found!r} "
-            f"(--library {found})"
-        )
+        return f"the function returns {found} arrays: add --library {found} (library={found!r})"
     return ""

@@ -378,7 +378,7 @@ class _Battery:
             masks = None
             if self.masked:
                 masks = np.concatenate([m for _, m in inputs if m is not None])
-            where = f"the {len(requests)} cases of length {length}"
+            where = f"{len(requests)} case(s) of length {length}"
             exact, out, out_dtype = self.call(stacked, masks, where)
             logits = exact if masks is None else np.where(masks, exact, -np.inf)
             ref = _reference(logits, self.kind, self.dtype, self.s)
@@ -470,7 +470,7 @@ class _Battery:
 # --- named behaviours -----------------------------------------------------------------------
 
 
-def _describe(out: F64, limit: F64, log: bool) -> str:
+def _describe(out: F64, limit: F64, log: bool, limit_name: str = "the limit") -> str:
     """A name for an output row on a policy input."""
     zero = -np.inf if log else 0.0
     n = out.shape[-1]
@@ -483,7 +483,9 @@ def _describe(out: F64, limit: F64, log: bool) -> str:
         if np.all(np.isfinite(out)) and np.allclose(out, uniform, rtol=1e-2, atol=1e-3):
             return "uniform"
         if np.all(np.isfinite(limit)) and np.allclose(out, limit, rtol=1e-2, atol=1e-3):
-            return "one-hot (the limit)" if np.any(limit == (0 if log else 1)) else "the limit"
+            if np.any(limit == (0 if log else 1)) and limit_name == "the limit":
+                return "one-hot (the limit)"
+            return limit_name
         if np.any(np.isnan(out)):
             return "NaN in part: [" + ", ".join(f"{float(v):.4g}" for v in out) + "]"
     return "[" + ", ".join(f"{float(v):.4g}" for v in out) + "]"
@@ -513,7 +515,8 @@ def _policies(battery: _Battery) -> dict[str, str]:
         if battery.kind == "ssmax" and battery.s is not None:
             kwargs["s"] = battery.s
         limit = _dense(logits, **kwargs)
-        found[key] = _describe(out[0], limit[0], log)
+        name = "the mask wins" if mask is not None and not mask.all() else "the limit"
+        found[key] = _describe(out[0], limit[0], log, name)
     return found
 
 

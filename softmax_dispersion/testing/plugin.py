@@ -12,8 +12,14 @@ The marker sets the fixture's defaults for a test::
     def test_my_log_softmax(softmax_oracle):
         softmax_oracle.check(my_log_softmax)
 
-Importing the plugin is cheap: numpy and the oracle load when a test first uses the
-fixture.
+    @pytest.mark.softmax_oracle(kind="masked_softmax", tolerance="pairwise",
+                                policies={"fully masked row": "zeros"})
+    def test_my_attention_softmax(softmax_oracle):
+        softmax_oracle.check(my_masked_softmax)  # called as fn(x, mask)
+
+Importing the plugin is cheap, as it must be in every pytest session of every project
+that has the package installed: it imports neither numpy nor the oracle; they load when
+a test first uses the fixture.
 """
 
 from __future__ import annotations
@@ -28,7 +34,16 @@ if TYPE_CHECKING:
 
 __all__ = ["MARKER_ARGUMENTS", "SoftmaxOracle", "pytest_configure", "softmax_oracle"]
 
-MARKER_ARGUMENTS = ("kind", "library", "dtypes", "s", "suites", "seed")
+MARKER_ARGUMENTS = (
+    "kind",
+    "library",
+    "dtypes",
+    "s",
+    "suites",
+    "seed",
+    "tolerance",
+    "policies",
+)
 """The keyword arguments of the ``softmax_oracle`` marker (defaults of ``check``)."""
 
 
@@ -74,11 +89,13 @@ class SoftmaxOracle:
 
     def assert_close(self, actual: Any, x: Any, **kwargs: Any) -> None:
         """:func:`~softmax_dispersion.testing.assert_softmax_close` with the marker's
-        ``kind`` read as ``log=True`` for ``"log_softmax"``."""
+        ``kind`` read as ``log=True`` for ``"log_softmax"`` and its ``tolerance``."""
         from softmax_dispersion.testing import assert_softmax_close
 
         if "log" not in kwargs and self.defaults.get("kind") == "log_softmax":
             kwargs["log"] = True
+        if "tolerance" not in kwargs and "tolerance" in self.defaults:
+            kwargs["tolerance"] = self.defaults["tolerance"]
         assert_softmax_close(actual, x, **kwargs)
 
     def reference(self, x: Any, **kwargs: Any) -> Reference:
@@ -98,7 +115,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "softmax_oracle(kind='softmax', library='numpy', dtypes=None, s=None, suites=None, "
-        "seed=0): defaults of the softmax_oracle fixture's check()",
+        "seed=0, tolerance=None, policies=None): defaults of the softmax_oracle fixture's "
+        "check()",
     )
 
 

@@ -163,7 +163,9 @@ class Tally:
             cases=self.cases,
             failures=self.failures,
             max_ulp=self.max_ulp,
-            message=self.message if self.failures else "ok",
+            message=f"{self.failures}/{self.cases} failed; worst: {self.message}"
+            if self.failures
+            else "ok",
             worst=self.worst,
             hint=self.hint if self.failures else "",
         )
@@ -270,6 +272,7 @@ def _rows_failed(
     column: int = 0,
     expected: Callable[[int], float] = lambda r: math.nan,
     actual: Callable[[int], float] = lambda r: math.nan,
+    allowance: Callable[[int], float] = lambda r: math.nan,
 ) -> None:
     failures = int(bad.sum())
     r = int(np.argmax(bad)) if failures else 0
@@ -281,7 +284,7 @@ def _rows_failed(
             column=column,
             actual=actual(r),
             expected=expected(r),
-            allowance=math.nan,
+            allowance=allowance(r),
             error_ulps=math.nan,
             allowed_ulps=math.nan,
             inputs=ev.inputs,
@@ -375,7 +378,14 @@ def _row_sum(run: CaseRun, ctx: Context, tally: Tally) -> None:
 
     hint = "the normaliser leaves out or adds something (a skipped term, an epsilon, a bias)"
     _rows_failed(
-        tally, ev, bad, text, hint, expected=lambda r: 1.0, actual=lambda r: float(total[r])
+        tally,
+        ev,
+        bad,
+        text,
+        hint,
+        expected=lambda r: 1.0,
+        actual=lambda r: float(total[r]),
+        allowance=lambda r: float(room[r]),
     )
 
 

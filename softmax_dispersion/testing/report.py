@@ -292,11 +292,16 @@ class Report:
         w = result.worst
         if w is not None:
             lines.append(f"  worst input: {result.worst_input}")
-            lines.append(
-                f"  at ({w.row}, {w.column}): actual {w.actual!r}, expected {w.expected!r}, "
-                f"allowed ±{w.allowance:.3g} ({w.allowed_ulps:.3g} ULP), "
-                f"error {w.error_ulps:.4g} ULP"
-            )
+            values = f"  at ({w.row}, {w.column}): actual {w.actual!r}, expected {w.expected!r}"
+            if not math.isnan(w.error_ulps):
+                values += (
+                    f", error {w.error_ulps:.4g} ULP, allowed {w.allowed_ulps:.4g} ULP "
+                    f"(±{w.allowance:.3g})"
+                )
+            elif not math.isnan(w.allowance):
+                values += f", allowed ±{w.allowance:.3g}"
+            if not (math.isnan(w.actual) and math.isnan(w.expected)) or values.count(",") > 1:
+                lines.append(values)
             code = self.reproducer(result, folder)
             lines.append("  reproduce:")
             lines += [f"    {line}" for line in code.splitlines()]

@@ -48,6 +48,8 @@ __all__ = [
     "geometric_ladder_rows",
     "huge_magnitude_rows",
     "logits",
+    "masked_rows",
+    "masks",
     "near_tie_rows",
     "non_finite_rows",
     "off_block_rows",
@@ -471,7 +473,11 @@ FAMILY_STRATEGIES: dict[str, Callable[..., SearchStrategy[Row]]] = {
 
 
 def adversarial_rows(dtype: str = "float32", *, non_finite: bool = False) -> SearchStrategy[Row]:
-    """A row of any adversarial family, in ``dtype``.
+    """A row of any adversarial family of the registry, in ``dtype``.
+
+    The families are those of :data:`~softmax_dispersion.numerics.families.FAMILIES`
+    (one source: a family registered there, with its strategy in
+    :data:`FAMILY_STRATEGIES`, is drawn here).
 
     Parameters
     ----------
@@ -485,20 +491,93 @@ def adversarial_rows(dtype: str = "float32", *, non_finite: bool = False) -> Sea
     SearchStrategy of numpy.ndarray
         1-D rows; the long uniform rows only for 16-bit formats, where they matter.
     """
-    _format(dtype)
-    strategies = [
-        spike_rows(dtype=dtype),
-        dip_rows(dtype=dtype),
-        two_level_rows(dtype=dtype),
-        near_tie_rows(dtype=dtype),
-        geometric_ladder_rows(dtype=dtype),
-        huge_magnitude_rows(dtype=dtype),
-        sentinel_rows(dtype=dtype),
-        tiny_gap_rows(dtype=dtype),
-        off_block_rows(dtype=dtype),
-    ]
-    if dtype in ("float16", "bfloat16"):
-        strategies.append(uniform_rows(n=st.integers(LONG_UNIFORM_MIN, 4096), dtype=dtype))
+    fmt = _format(dtype)
+    strategies = []
+    for name, family in FAMILIES.items():
+        if not family.finite:
+            continue
+        if name == "long_uniform":
+            if fmt.precision < 24:
+                strategies.append(uniform_rows(n=st.integers(LONG_UNIFORM_MIN, 4096), dtype=dtype))
+            continue
+        strategies.append(FAMILY_STRATEGIES[name](dtype=dtype))
     if non_finite:
         strategies.append(non_finite_rows(dtype=dtype))
     return st.one_of(strategies)
+
+
+def masks(
+    n: IntArg = st.integers(1, 64),  # noqa: B008
+    batch: IntArg | None = None,
+    min_visible: int = 1,
+) -> SearchStrategy[np.ndarray[Any, Any]]:
+    """Boolean masks, True where an entry takes part, at least ``min_visible`` per row.
+
+    Parameters
+    ----------
+    n
+        The row length: an integer or a strategy of integers.
+    batch
+        ``None`` for 1-D masks, else an integer or a strategy for shape ``(batch, n)``.
+    min_visible
+        The fewest True entries of a row (0 allows fully masked rows, a policy case).
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> mask = find(masks(n=8, batch=2), lambda m: not m.all())
+    >>> mask.dtype.name, mask.shape, bool(mask.any(axis=-1).all())
+    ('bool', (2, 8), True)
+    """
+    if isinstance(min_visible, bool) or not isinstance(min_visible, int) or min_visible < 0:
+        raise ValueError(f"min_visible must be an integer >= 0, got {min_visible!r}")
+
+    @st.composite
+    def draw_mask(draw: Any) -> np.ndarray[Any, Any]:
+        length = draw(_ints("n", n))
+        rows = 1 if batch is None else draw(_ints("batch", batch))
+        density = draw(st.sampled_from([0.1, 0.5, 0.9, 1.0]))
+        seed = draw(_seeds())
+        rng = np.random.default_rng(seed)
+        mask = rng.uniform(size=(rows, length)) < density
+        keep = min(min_visible, length)
+        for r in range(rows):
+            visible = np.flatnonzero(mask[r])
+            if visible.size < keep:
+                mask[r, rng.choice(length, size=keep, replace=False)] = True
+        return mask[0] if batch is None else mask
+
+    return draw_mask()
+
+
+def masked_rows(
+    n: IntArg = st.integers(1, 64),  # noqa: B008
+    dtype: str = "float32",
+    min_visible: int = 1,
+) -> SearchStrategy[tuple[Row, np.ndarray[Any, Any]]]:
+    """``(x, mask)`` for a masked softmax ``fn(x, mask)``, values it must ignore under the mask.
+
+    The visible entries are adversarial logits of ``dtype`` (:func:`logits` between
+    ``−100`` and ``100``); the masked ones hold the largest finite value, 0, the smallest
+    finite value or ``−inf``: code that adds the mask as a finite bias meets them.
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> x, mask = find(masked_rows(n=6, dtype="float16"), lambda xm: not xm[1].all())
+    >>> x.dtype.name, mask.dtype.name, x.shape == mask.shape
+    ('float16', 'bool', True)
+    """
+    fmt = _format(dtype)
+    hidden = [fmt.max_finite, 0.0, -fmt.max_finite, -math.inf]
+
+    @st.composite
+    def draw_pair(draw: Any) -> tuple[Row, np.ndarray[Any, Any]]:
+        length = draw(_ints("n", n))
+        x = draw(logits(n=length, dtype=dtype, min_value=-100, max_value=100))
+        mask = draw(masks(n=length, min_visible=min_visible))
+        under = np.resize(np.array(draw(st.permutations(hidden))), length)
+        values = np.where(mask, x.astype(np.float64), under)
+        return to_dtype(values, dtype), mask
+
+    return draw_pair()

@@ -3,7 +3,10 @@
 A target is ``module:function`` (importable from the current folder or
 ``PYTHONPATH``) or a built-in name: ``numpy`` (the textbook max-shifted softmax),
 ``scipy`` (:func:`scipy.special.softmax`), ``torch`` (:func:`torch.softmax`) or ``jax``
-(:func:`jax.nn.softmax`); ``--kind log_softmax`` picks each built-in's log variant.
+(:func:`jax.nn.softmax`); ``--kind log_softmax`` picks each built-in's log variant and
+``--kind masked_softmax`` its masked one (numpy: ``−inf`` where the mask is False; torch:
+``masked_fill(~mask, -inf)``; jax: ``where=mask``).  Every built-in carries the code that
+rebuilds it (``__oracle_source__``), so the reports' reproducers run as printed.
 """
 
 from __future__ import annotations
@@ -17,23 +20,30 @@ from typing import Any
 
 import numpy as np
 
+from softmax_dispersion.testing.adapters import LIBRARIES as _LIBRARIES
+from softmax_dispersion.testing.battery import KINDS as _KINDS
+
 __all__ = [
+    "BUILTIN_KINDS",
     "BUILTIN_TARGETS",
     "KIND_NAMES",
     "LIBRARIES",
     "Target",
     "TargetError",
     "numpy_log_softmax",
+    "numpy_masked_softmax",
     "numpy_softmax",
     "resolve_target",
 ]
 
 BUILTIN_TARGETS = ("numpy", "scipy", "torch", "jax")
 """The targets named by a word instead of ``module:function``."""
-LIBRARIES = ("numpy", "torch", "jax")
-"""The array libraries the battery can feed."""
-KIND_NAMES = ("softmax", "log_softmax", "adaptive_temperature", "ssmax")
-"""Mirror of :data:`softmax_dispersion.testing.KINDS` (checked by the tests)."""
+LIBRARIES = _LIBRARIES
+"""The array libraries the battery can feed (one adapter each, in ``adapters``)."""
+KIND_NAMES = _KINDS
+"""The kinds :func:`~softmax_dispersion.testing.check_softmax` knows."""
+BUILTIN_KINDS = ("softmax", "log_softmax", "masked_softmax")
+"""The kinds the built-in targets provide (scipy: not the masked one)."""
 
 
 class TargetError(ValueError):
@@ -74,10 +84,22 @@ def numpy_log_softmax(x: Any, axis: int = -1) -> np.ndarray[Any, Any]:
     return result
 
 
-def _named(fn: Callable[..., Any], module: str, qualname: str) -> Callable[..., Any]:
-    """Give a wrapper the name the reports show (``scipy.special.softmax(axis=-1)``)."""
+def numpy_masked_softmax(x: Any, mask: Any, axis: int = -1) -> np.ndarray[Any, Any]:
+    """The textbook softmax over the entries where ``mask`` is True (``−inf`` elsewhere)."""
+    array = np.where(np.asarray(mask, dtype=bool), np.asarray(x), -np.inf).astype(
+        np.asarray(x).dtype
+    )
+    return numpy_softmax(array, axis=axis)
+
+
+def _named(
+    fn: Callable[..., Any], module: str, qualname: str, source: str = ""
+) -> Callable[..., Any]:
+    """Give a wrapper the name the reports show and the code that rebuilds it."""
     fn.__module__ = module
     fn.__qualname__ = fn.__name__ = qualname
+    if source:
+        fn.__oracle_source__ = source  # type: ignore[attr-defined]
     return fn
 
 
@@ -91,7 +113,8 @@ def _scipy(kind: str) -> Callable[..., Any]:
     def scipy_softmax(x: Any) -> Any:
         return function(x, axis=-1)
 
-    return _named(scipy_softmax, "scipy.special", f"{function.__name__}(axis=-1)")
+    source = f"import scipy.special; fn = lambda x: scipy.special.{function.__name__}(x, axis=-1)"
+    return _named(scipy_softmax, "scipy.special", f"{function.__name__}(axis=-1)", source)
 
 
 def _torch(kind: str) -> Callable[..., Any]:
@@ -99,12 +122,20 @@ def _torch(kind: str) -> Callable[..., Any]:
         import torch
     except ImportError:
         raise TargetError("target 'torch' needs torch, which is not installed") from None
+    if kind == "masked_softmax":
+
+        def torch_masked(x: Any, mask: Any) -> Any:
+            return torch.softmax(x.masked_fill(~mask, float("-inf")), dim=-1)
+
+        source = "fn = lambda x, mask: torch.softmax(x.masked_fill(~mask, float('-inf')), dim=-1)"
+        return _named(torch_masked, "torch", "softmax(masked_fill(~mask, -inf))", source)
     function = torch.log_softmax if kind == "log_softmax" else torch.softmax
 
     def torch_softmax(x: Any) -> Any:
         return function(x, dim=-1)
 
-    return _named(torch_softmax, "torch", f"{function.__name__}(dim=-1)")
+    source = f"fn = lambda x: torch.{function.__name__}(x, dim=-1)"
+    return _named(torch_softmax, "torch", f"{function.__name__}(dim=-1)", source)
 
 
 def _jax(kind: str) -> Callable[..., Any]:
@@ -114,12 +145,20 @@ def _jax(kind: str) -> Callable[..., Any]:
         raise TargetError(
             "target 'jax' needs jax, which is not installed (pip install jax)"
         ) from None
+    if kind == "masked_softmax":
+
+        def jax_masked(x: Any, mask: Any) -> Any:
+            return jax.nn.softmax(x, axis=-1, where=mask)
+
+        source = "fn = lambda x, mask: jax.nn.softmax(x, axis=-1, where=mask)"
+        return _named(jax_masked, "jax.nn", "softmax(axis=-1, where=mask)", source)
     function = jax.nn.log_softmax if kind == "log_softmax" else jax.nn.softmax
 
     def jax_softmax(x: Any) -> Any:
         return function(x, axis=-1)
 
-    return _named(jax_softmax, "jax.nn", f"{function.__name__}(axis=-1)")
+    source = f"fn = lambda x: jax.nn.{function.__name__}(x, axis=-1)"
+    return _named(jax_softmax, "jax.nn", f"{function.__name__}(axis=-1)", source)
 
 
 def builtin(name: str, kind: str = "softmax") -> Target:
@@ -133,14 +172,19 @@ def builtin(name: str, kind: str = "softmax") -> Target:
     """
     if name not in BUILTIN_TARGETS:
         raise TargetError(f"unknown built-in target {name!r}; known: {', '.join(BUILTIN_TARGETS)}")
-    if kind not in ("softmax", "log_softmax"):
+    if kind not in BUILTIN_KINDS or (name == "scipy" and kind == "masked_softmax"):
+        provided = BUILTIN_KINDS if name != "scipy" else BUILTIN_KINDS[:2]
         raise TargetError(
-            f"built-in target {name!r} provides --kind softmax and log_softmax, not {kind!r}; "
+            f"built-in target {name!r} provides --kind {', '.join(provided)}, not {kind!r}; "
             "pass your own module:function"
         )
     label = f"{name} {kind}"
     if name == "numpy":
-        fn = numpy_log_softmax if kind == "log_softmax" else numpy_softmax
+        fn = {
+            "softmax": numpy_softmax,
+            "log_softmax": numpy_log_softmax,
+            "masked_softmax": numpy_masked_softmax,
+        }[kind]
         return Target(fn, label, "numpy")
     if name == "scipy":
         return Target(_scipy(kind), label, "numpy")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import json
 import sys
@@ -21,19 +20,6 @@ from softmax_dispersion.testing.targets import (
     resolve_target,
 )
 
-
-def core_available() -> bool:
-    try:
-        module = importlib.import_module("softmax_dispersion.testing")
-    except ImportError:
-        return False
-    return hasattr(module, "check_softmax")
-
-
-needs_core = pytest.mark.skipif(
-    not core_available(), reason="softmax_dispersion.testing's core is not built yet"
-)
-
 BROKEN = """
 import numpy as np
 
@@ -43,8 +29,14 @@ def softmax(x):
 def raises(x):
     raise RuntimeError("kernel exploded")
 
-def wrong_shape(x):
-    return np.ones(3)
+def torchy(x):
+    import torch
+    return torch.softmax(x, dim=-1)
+
+def masked(x, mask):
+    shown = np.where(mask, x, -np.inf)
+    e = np.exp(shown - shown.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
 
 not_callable = 3
 """
@@ -74,12 +66,10 @@ def test_textbook_numpy_softmax() -> None:
     assert np.allclose(np.exp(numpy_log_softmax(x)), p)
 
 
-def test_kind_names_mirror_the_oracle() -> None:
-    if core_available():
-        from softmax_dispersion.testing import KINDS
+def test_kind_names_are_the_oracle_s() -> None:
+    from softmax_dispersion.testing import KINDS
 
-        assert tuple(KINDS) == KIND_NAMES
-    assert KIND_NAMES[:2] == ("softmax", "log_softmax")
+    assert KIND_NAMES is KINDS
 
 
 def test_builtins_resolve_with_their_library() -> None:
@@ -112,6 +102,14 @@ def test_module_function_is_found_in_the_current_folder(project: Path) -> None:
         (["numpy", "--kind", "ssmax"], "--kind ssmax needs --s"),
         (["numpy", "--s", "0.5"], "--s applies to --kind ssmax only"),
         (["numpy", "--kind", "adaptive_temperature"], "pass your own module:function"),
+        (["scipy", "--kind", "masked_softmax"], "provides --kind softmax, log_softmax"),
+        (["numpy", "--tolerance", "loose"], "--tolerance must be recursive or pairwise"),
+        (["numpy", "--tolerance", "-1"], "--tolerance: a number of ULPs"),
+        (["numpy", "--require-policy", "zeros"], "--require-policy expects KEY=VALUE"),
+        (["numpy", "--require-policy", "fully masked row=zeros"], "--require-policy: unknown"),
+        (["numpy", "--require-policy", "subnormals=gone"], "--require-policy"),
+        (["numpy", "--out", "mysoftmax.py"], "--out: mysoftmax.py exists and is not a folder"),
+        (["mysoftmax:torchy", "--dtypes", "float32"], "add --library torch"),
         (["numpy", "--library", "torch"], "does not fit target 'numpy'"),
         (["mysoftmax:softmax", "--library", "cupy"], "--library must be one of"),
     ],
@@ -122,12 +120,22 @@ def test_bad_usage_is_one_line(
     assert words in usage_error(capsys, argv)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("jax") is not None, reason="jax is installed")
-def test_jax_missing_is_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
+def test_jax_missing_is_bad_usage(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without jax: the built-in target and --library jax are each one line, exit 2.
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "jax" else real(name, *a)
+    )
+    monkeypatch.setitem(sys.modules, "jax", None)  # import jax raises ImportError
+    monkeypatch.setitem(sys.modules, "jax.nn", None)
     assert "jax, which is not installed" in usage_error(capsys, ["jax"])
+    assert "--library jax: jax is not installed" in usage_error(
+        capsys, ["mysoftmax:softmax", "--library", "jax"]
+    )
 
 
-@needs_core
 @pytest.mark.parametrize("target", ["numpy", "scipy"])
 def test_builtin_passes(target: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", target]) == 0
@@ -135,20 +143,48 @@ def test_builtin_passes(target: str, capsys: pytest.CaptureFixture[str]) -> None
     assert "PASSED" in out and "float32" in out
 
 
-@needs_core
 def test_log_softmax_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "scipy", "--kind", "log_softmax", "--dtypes", "float64", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["passed"] is True
 
 
-@needs_core
-def test_inaccurate_softmax_fails(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", "mysoftmax:softmax", "--dtypes", "float32"]) == 1
-    assert "FAILED" in capsys.readouterr().out
+def test_inaccurate_softmax_fails_with_an_actionable_report(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_dir = project / "report"
+    assert main(["check", "mysoftmax:softmax", "--dtypes", "float32", "--out", str(out_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED" in out and "worst input:" in out and "reproduce:" in out
+    assert "likely cause: exp overflows: subtract the row's maximum" in out
+    assert "from mysoftmax import softmax as fn" in out
+    assert "ULP, allowed " in out
+    written = {p.name for p in out_dir.iterdir()}
+    assert {"report.md", "report.json"} <= written and any(n.endswith(".npy") for n in written)
+    assert json.loads((out_dir / "report.json").read_text())["passed"] is False
 
 
-@needs_core
+def test_tolerance_and_required_policies(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["check", "numpy", "--dtypes", "float64", "--tolerance", "pairwise"]
+    assert main(argv) == 0
+    assert "tolerance: T12, pairwise summation" in capsys.readouterr().out
+    assert main([*argv, "--require-policy", "all -inf row=zeros"]) == 1
+    out = capsys.readouterr().out
+    assert "policy [float64]: 1/1 failed" in out or "all -inf row → NaN, required zeros" in out
+    assert main(["check", "numpy", "--dtypes", "float64", "--tolerance", "3"]) == 1
+
+
+def test_masked_kind_from_the_command_line(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["check", "mysoftmax:masked", "--kind", "masked_softmax", "--dtypes", "float64"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "fully masked row: NaN" in out and "PASSED" in out
+    assert main(["check", "numpy", "--kind", "masked_softmax", "--dtypes", "float32"]) == 0
+    capsys.readouterr()
+
+
 @pytest.mark.parametrize("name", ["raises", "wrong_shape"])
 def test_broken_callable_is_named(
     project: Path, capsys: pytest.CaptureFixture[str], name: str

@@ -12,8 +12,6 @@ from softmax_dispersion.reproduce import SECTIONS
 from softmax_dispersion.reproduce import oracle as oracle_section
 from softmax_dispersion.testing import targets
 
-pytestmark = pytest.mark.needs_core
-
 
 def test_registered_after_numerics() -> None:
     assert SECTIONS.index("oracle") == SECTIONS.index("numerics") + 1

@@ -61,23 +61,28 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> Recorder:
     return fake
 
 
-@pytest.mark.fixture_only
-@pytest.mark.softmax_oracle(kind="log_softmax", dtypes=["float64"])
+@pytest.mark.softmax_oracle(kind="log_softmax", dtypes=["float64"], tolerance="pairwise")
 def test_marker_arguments_become_defaults(
     softmax_oracle: SoftmaxOracle, recorder: Recorder
 ) -> None:
-    assert softmax_oracle.defaults == {"kind": "log_softmax", "dtypes": ["float64"]}
+    assert softmax_oracle.defaults == {
+        "kind": "log_softmax",
+        "dtypes": ["float64"],
+        "tolerance": "pairwise",
+    }
     softmax_oracle.check(my_softmax, dtypes=["float32"], seed=3)
-    assert recorder.calls[0] == ("check", {"kind": "log_softmax", "dtypes": ["float32"], "seed": 3})
+    assert recorder.calls[0] == (
+        "check",
+        {"kind": "log_softmax", "dtypes": ["float32"], "tolerance": "pairwise", "seed": 3},
+    )
     assert recorder.calls[1][0] == "raise_if_failed"
     softmax_oracle.assert_close(np.zeros(2), np.zeros(2))
-    assert recorder.calls[2] == ("assert_close", {"log": True})
+    assert recorder.calls[2] == ("assert_close", {"log": True, "tolerance": "pairwise"})
     reference: object = softmax_oracle.reference(np.zeros(2), theta=2.0)
     assert reference == "reference"
     assert recorder.calls[3] == ("reference", {"theta": 2.0, "log": True})
 
 
-@pytest.mark.fixture_only
 def test_fixture_without_marker_has_no_defaults(softmax_oracle: SoftmaxOracle) -> None:
     assert softmax_oracle.defaults == {}
     assert "SoftmaxOracle" in repr(softmax_oracle)
@@ -90,15 +95,35 @@ def test_plugin_is_an_installed_entry_point() -> None:
     assert [e.value for e in found] == ["softmax_dispersion.testing.plugin"]
 
 
-def test_plugin_import_is_cheap() -> None:
-    # numpy comes with softmax_dispersion.testing itself; nothing heavier may.
-    code = (
-        "import sys, softmax_dispersion.testing.plugin; "
-        "print(','.join(m for m in ('torch', 'jax', 'hypothesis', 'flint', 'scipy', "
-        "'matplotlib') if m in sys.modules))"
+def loaded_by(module: str) -> set[str]:
+    """The modules of interest that importing ``module`` loads, in a fresh interpreter."""
+    watched = (
+        "numpy",
+        "torch",
+        "jax",
+        "hypothesis",
+        "flint",
+        "scipy",
+        "sympy",
+        "matplotlib",
+        "softmax_dispersion.testing.battery",
+        "softmax_dispersion.testing.tolerance",
     )
+    code = f"import sys, {module}; print(','.join(m for m in {watched!r} if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == ""
+    return set(filter(None, done.stdout.strip().split(",")))
+
+
+def test_plugin_import_is_cheap() -> None:
+    # Loaded in every pytest session wherever the package is installed: nothing heavy,
+    # not even numpy, until a test uses the fixture.
+    assert loaded_by("softmax_dispersion.testing.plugin") == set()
+
+
+def test_the_cheap_import_check_can_fail() -> None:
+    # The same check sees numpy and the battery when a module does load them.
+    found = loaded_by("softmax_dispersion.testing.battery")
+    assert {"numpy", "softmax_dispersion.testing.battery"} <= found
 
 
 EXTERNAL_MARKERS = """
@@ -150,12 +175,31 @@ def test_broken_softmax(softmax_oracle):
 def test_close(softmax_oracle):
     x = np.array([1.0, 2.0, 3.0])
     softmax_oracle.assert_close(softmax(x), x)
+
+
+def masked(x, mask):
+    return softmax(np.where(mask, x, -np.inf))
+
+
+@pytest.mark.softmax_oracle(
+    kind="masked_softmax", dtypes=["float64"], policies={"fully masked row": "NaN"}
+)
+def test_masked(softmax_oracle):
+    softmax_oracle.check(masked)
+
+
+@pytest.mark.softmax_oracle(
+    kind="masked_softmax", dtypes=["float64"], policies={"fully masked row": "zeros"}
+)
+def test_masked_policy_required(softmax_oracle):
+    softmax_oracle.check(masked)
 """
 
 
-@pytest.mark.needs_core
 def test_external_project_checks_its_softmax(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_external=EXTERNAL_CHECK)
     result = pytester.runpytest_subprocess("--strict-markers", "-q", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(["*test_broken_softmax*"])
+    result.assert_outcomes(passed=3, failed=2)
+    result.stdout.fnmatch_lines(
+        ["*test_broken_softmax*", "*fully masked row → NaN, required zeros*"]
+    )

@@ -18,6 +18,8 @@ from softmax_dispersion.testing.strategies import (
     adversarial_rows,
     dip_rows,
     logits,
+    masked_rows,
+    masks,
     near_tie_rows,
     non_finite_rows,
     sentinel_rows,
@@ -141,6 +143,43 @@ def test_non_finite_rows_by_kind(kind: str) -> None:
             assert np.any(row == -np.inf) and np.any(np.isfinite(row))
 
     check()
+
+
+@settings(max_examples=30)
+@given(masks(n=st.integers(1, 40), batch=st.integers(1, 4), min_visible=2))
+def test_masks_keep_the_visible_entries_asked_for(mask: Row) -> None:
+    assert mask.dtype == bool and mask.ndim == 2
+    assert np.all(mask.sum(axis=-1) >= np.minimum(2, mask.shape[-1]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@settings(max_examples=20)
+@given(data=st.data())
+def test_masked_rows_hide_values_the_function_must_ignore(dtype: str, data: st.DataObject) -> None:
+    x, mask = data.draw(masked_rows(n=st.integers(4, 32), dtype=dtype))
+    assert x.shape == mask.shape and x.dtype.name == carrier(dtype) and mask.any()
+    visible = x[mask]
+    assert np.all(np.isfinite(visible)) and np.all(np.abs(visible) <= 100)
+    assert representable(x, dtype)
+
+
+def test_adversarial_rows_draw_a_family_added_to_the_registry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One source: a family registered in numerics.families (with its strategy) is drawn.
+    from dataclasses import replace
+
+    from hypothesis import find
+
+    from softmax_dispersion.testing import strategies
+
+    sevens = replace(FAMILIES["spike"], name="sevens")
+    monkeypatch.setitem(FAMILIES, "sevens", sevens)
+    monkeypatch.setitem(
+        strategies.FAMILY_STRATEGIES, "sevens", lambda dtype: st.just(np.full(3, 7.0, dtype))
+    )
+    row = find(adversarial_rows("float32"), lambda r: r.shape == (3,) and np.all(r == 7))
+    assert row.tolist() == [7.0, 7.0, 7.0]
 
 
 def test_non_finite_rows_reject_unknown_kinds() -> None:

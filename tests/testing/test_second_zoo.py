@@ -1,0 +1,84 @@
+"""The second zoo: every formulation and summation order passes; the mask bugs fail."""
+
+from __future__ import annotations
+
+import importlib.util
+import warnings
+
+import numpy as np
+import pytest
+
+from softmax_dispersion.testing import Report, check_softmax
+from tests.testing.second_zoo import CORRECT, WRONG, Entry
+
+
+def _check(entry: Entry) -> Report:
+    if entry.library != "numpy" and importlib.util.find_spec(entry.library) is None:
+        pytest.skip(f"{entry.library} is not installed")
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return check_softmax(
+            entry.fn,
+            kind=entry.kind,
+            library=entry.library,
+            dtypes=entry.dtypes,
+            policies=dict(entry.policies),
+        )
+
+
+def _marks(name: str, entry: Entry) -> object:
+    # jax compiles every shape: its entries are the slow ones (CI runs them).
+    return pytest.param(name, marks=pytest.mark.slow) if entry.library == "jax" else name
+
+
+@pytest.mark.parametrize("name", [_marks(n, e) for n, e in sorted(CORRECT.items())])
+def test_every_formulation_and_order_passes(name: str) -> None:
+    report = _check(CORRECT[name])
+    assert report.passed, report.text()
+
+
+@pytest.mark.parametrize("name", [_marks(n, e) for n, e in sorted(WRONG.items())])
+def test_every_mask_and_precision_bug_fails(name: str) -> None:
+    entry = WRONG[name]
+    report = _check(entry)
+    failed = {result.name for result in report.failures}
+    assert set(entry.fails) <= failed, (name, failed, report.text())
+
+
+def test_in_place_implementations_are_judged_on_their_values_and_named() -> None:
+    report = check_softmax(CORRECT["reciprocal"].fn)  # a baseline with the same values
+    assert report.policies["input"] == "kept"
+    in_place = check_softmax(WRONG["in_place"].fn)
+    assert in_place.passed, in_place.text()  # every value right: the copy was judged
+    assert in_place.policies["input"] == "modified"
+    assert any("modified its input" in note for note in in_place.notes)
+
+
+def test_flushed_subnormals_are_named_in_32_bits_and_fail_in_float16() -> None:
+    fn = WRONG["flushes_16bit_subnormals"].fn
+    wide = check_softmax(fn, dtypes=["float32", "float64"])
+    assert wide.passed and wide.policies["subnormals"] == "flushed"
+    narrow = check_softmax(fn, dtypes=["float16"])
+    accuracy = next(r for r in narrow.failures if r.name == "accuracy")
+    assert "flushed" in accuracy.hint
+
+
+def test_masked_kind_names_the_fully_masked_row_policy() -> None:
+    report = check_softmax(CORRECT["numpy_masked"].fn, kind="masked_softmax", dtypes=["float64"])
+    assert report.passed
+    assert report.policies["fully masked row"] == "NaN"
+    assert report.policies["NaN under the mask"] == "the mask wins"
+
+    def zeros_when_fully_masked(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        out = CORRECT["numpy_masked"].fn(x, mask)
+        return np.where(mask.any(axis=-1, keepdims=True), out, 0).astype(x.dtype)
+
+    zeros = check_softmax(zeros_when_fully_masked, kind="masked_softmax", dtypes=["float64"])
+    assert zeros.policies["fully masked row"] == "zeros"
+    required = check_softmax(
+        zeros_when_fully_masked,
+        kind="masked_softmax",
+        dtypes=["float64"],
+        policies={"fully masked row": "uniform"},
+    )
+    assert not required.passed
