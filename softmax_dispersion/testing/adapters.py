@@ -166,12 +166,13 @@ class _Jax(Adapter):
 
         # Without 64-bit types jax turns float64 arrays silently into float32 ones:
         # the check turns them on and restores the caller's setting.
-        before = bool(jax.config.jax_enable_x64)
-        jax.config.update("jax_enable_x64", True)
+        config: Any = jax.config
+        before = bool(config.jax_enable_x64)
+        config.update("jax_enable_x64", True)
         try:
             yield
         finally:
-            jax.config.update("jax_enable_x64", before)
+            config.update("jax_enable_x64", before)
 
     def session(self) -> contextlib.AbstractContextManager[None]:
         return self._x64()

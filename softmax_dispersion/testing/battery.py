@@ -495,6 +495,7 @@ def _policies(battery: _Battery) -> dict[str, str]:
     """What the implementation returns on each policy row of its kind."""
     found = {}
     log = battery.kind == "log_softmax"
+    rows_by_key: dict[str, tuple[list[float], list[bool] | None]]
     if battery.masked:
         rows_by_key = {key: (row, mask) for key, (row, mask) in MASKED_POLICY_ROWS.items()}
     else:

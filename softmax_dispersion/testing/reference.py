@@ -26,7 +26,7 @@ FLOAT_DTYPES = tuple(FORMATS)
 """The output formats: float16, bfloat16, float32, float64."""
 
 
-def masked_logits(x: F64, mask: npt.ArrayLike | None) -> F64:
+def masked_logits(x: F64, mask: object) -> F64:
     """The logits with every entry where ``mask`` is False set to ``−inf``.
 
     The masked softmax ignores what lies under the mask (NaN and ``±inf`` included):

@@ -545,7 +545,8 @@ def masks(
             visible = np.flatnonzero(mask[r])
             if visible.size < keep:
                 mask[r, rng.choice(length, size=keep, replace=False)] = True
-        return mask[0] if batch is None else mask
+        result: np.ndarray[Any, Any] = mask[0] if batch is None else mask
+        return result
 
     return draw_mask()
 

@@ -110,7 +110,7 @@ def _random(dtype: str, seed: int) -> list[Case]:
     return cases
 
 
-_REQUIRED = {"n": 64, "delta": 10, "k_high": 5}
+_REQUIRED: dict[str, int] = {"n": 64, "delta": 10, "k_high": 5}
 """Values for the families' required parameters in the fixed suite."""
 _OVERRIDES: dict[str, dict[str, object]] = {"huge_magnitude": {"scale": 1e4}}
 """Defaults that do not suit a fixed suite in every dtype (1e300 is not a float32)."""
@@ -124,8 +124,8 @@ def _family_row(name: str, dtype: str, seed: int) -> F64 | None:
     arguments: dict[str, object] = {}
     for parameter in family.parameters:
         if parameter in family.required:
-            value: object = _REQUIRED[parameter]
-            arguments[parameter] = max(int(value), family.min_n) if parameter == "n" else value
+            value = _REQUIRED[parameter]
+            arguments[parameter] = max(value, family.min_n) if parameter == "n" else value
         elif parameter == "dtype":
             arguments[parameter] = dtype
         elif parameter == "seed":
@@ -302,7 +302,7 @@ def masked_input(case: Case, dtype: str) -> F64:
     >>> case = Case("x/y", np.array([[1.0, -np.inf, -np.inf, -np.inf]]),
     ...             np.array([[True, False, False, False]]))
     >>> masked_input(case, "float16").tolist()
-    [[1.0, 65504.0, 0.0, -inf]]
+    [[1.0, 0.0, -inf, 65504.0]]
     """
     if case.mask is None:
         return case.rows

@@ -180,11 +180,12 @@ def builtin(name: str, kind: str = "softmax") -> Target:
         )
     label = f"{name} {kind}"
     if name == "numpy":
-        fn = {
+        functions: dict[str, Callable[..., Any]] = {
             "softmax": numpy_softmax,
             "log_softmax": numpy_log_softmax,
             "masked_softmax": numpy_masked_softmax,
-        }[kind]
+        }
+        fn = functions[kind]
         return Target(fn, label, "numpy")
     if name == "scipy":
         return Target(_scipy(kind), label, "numpy")
