@@ -218,14 +218,14 @@ def judge(
     """
     result = compare(actual, expected, allowed, ctx.dtype, log=ctx.log)
     bad = result.bad
-    if flush and not ctx.log and flushing_is_named(ctx.dtype):
+    if flush and not ctx.log:
         tiny = 2.0 ** float_format(ctx.dtype).emin
         with np.errstate(all="ignore"):
             sub = (np.abs(expected) < tiny) & (expected != 0)
         flushed = bad & sub & (actual == 0)
         if flushed.any():
             ctx.subnormals.add("flushed")
-            if ctx.flush_allowed:
+            if ctx.flush_allowed and flushing_is_named(ctx.dtype):
                 bad = bad & ~flushed
         if (sub & ~bad & (actual != 0)).any():
             ctx.subnormals.add("kept")

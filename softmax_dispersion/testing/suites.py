@@ -5,7 +5,8 @@ dtype by the battery, with a boolean mask for the cases that have masked entries
 
 ``random``
     Seeded normal rows (``numpy.random.default_rng(seed)``) of lengths 1, 2, 3, 8, 137,
-    1238, 2049 and 4096 at several scales and offsets, and one row of 16384.
+    1238, 2049 and 4096 at scales from 1e-5 to 30 and several offsets, and one row of
+    16384.
 ``families``
     One row of every finite family of the registry
     :data:`softmax_dispersion.numerics.families.FAMILIES` (spike, dip, two-level,
@@ -99,7 +100,8 @@ class Case:
 
 def _random(dtype: str, seed: int) -> list[Case]:
     rng = np.random.default_rng(seed)
-    scales = np.array([0.5, 2.0, 8.0, 30.0])
+    # Small spreads too: an output that is merely close to uniform must show up.
+    scales = np.array([0.5, 2.0, 8.0, 30.0, 1e-3, 1e-5, 0.05, 4.0])
     cases = []
     for n in RANDOM_LENGTHS:
         batch = 8 if n <= 1238 else 2

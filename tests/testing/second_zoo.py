@@ -1,7 +1,8 @@
 """The second zoo: every formulation and summation order T12 covers, and the bugs of masks.
 
 Correct entries compute softmax (or log-softmax, or a masked softmax) in one of the ways
-correct code does: sequential loops, blocked and tree sums, ``np.logaddexp.reduce``,
+correct code does: sequential loops, blocked and tree sums, compensated sums, wider
+internal formats, ``np.logaddexp.reduce``,
 ``exp(x − logsumexp(x))``, ``x − logsumexp(x)``, the exp of a log-softmax, a product with
 the reciprocal of the sum, an online (running-maximum) softmax, torch over a non-last
 dimension, jax (float64 through 64-bit types), jax's ``where=`` and torch's masks.  The
@@ -121,6 +122,51 @@ def online_softmax(x: Array) -> Array:
             total = total * scale + np.where(np.isneginf(new), 0, np.exp(w[:, j] - new))
             top = new
     return _out(np.exp(w - top[:, None]) / total[:, None], x)
+
+
+def kahan_sum(x: Array) -> Array:
+    """Compensated (Kahan) summation: more accurate than any plain order."""
+    w = _acc(x)
+    e = np.exp(w - w.max(axis=-1, keepdims=True))
+    total = np.zeros(e.shape[0], dtype=e.dtype)
+    carry = np.zeros_like(total)
+    for j in range(e.shape[1]):
+        y = e[:, j] - carry
+        t = total + y
+        carry = (t - total) - y
+        total = t
+    return _out(e / total[:, None], x)
+
+
+def blocked_online_softmax(x: Array, block: int = 64) -> Array:
+    """Online softmax over blocks of 64 (a block maximum, then one rescale per block)."""
+    w = _acc(x)
+    top = np.full(w.shape[0], -np.inf, dtype=w.dtype)
+    total = np.zeros(w.shape[0], dtype=w.dtype)
+    with np.errstate(invalid="ignore"):
+        for k in range(0, w.shape[1], block):
+            tile = w[:, k : k + block]
+            new = np.maximum(top, tile.max(axis=-1))
+            scale = np.where(np.isneginf(new), 1, np.exp(top - new))
+            fresh = np.where(np.isneginf(new)[:, None], 0, np.exp(tile - new[:, None]))
+            total = total * scale + fresh.sum(axis=-1)
+            top = new
+        return _out(np.exp(w - top[:, None]) / total[:, None], x)
+
+
+def wider_internally(x: Array) -> Array:
+    """Computed in a wider format (float64, or long double for float64) and rounded."""
+    w = x.astype(np.longdouble) if x.dtype == np.float64 else x.astype(np.float64)
+    e = np.exp(w - w.max(axis=-1, keepdims=True))
+    return _out(e / e.sum(axis=-1, keepdims=True), x)
+
+
+def normalised_twice(x: Array) -> Array:
+    """Divides by the sum, then by the sum of the result (a belt-and-braces kernel)."""
+    w = _acc(x)
+    e = np.exp(w - w.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)
+    return _out(p / p.sum(axis=-1, keepdims=True), x)
 
 
 # --- correct: formulations -------------------------------------------------------------------
@@ -336,6 +382,37 @@ def torch_additive_float_mask(x: Array, mask: Array) -> Array:
     return torch.softmax(x + (~mask).to(x.dtype) * torch.finfo(x.dtype).min, dim=-1)
 
 
+def uniform_for_small_spreads(x: Array) -> Array:
+    """An "optimisation": a uniform row whenever the spread is below 1e-3."""
+    p = _textbook(x)
+    w = _acc(x)
+    spread = w.max(axis=-1, keepdims=True) - w.min(axis=-1, keepdims=True)
+    return np.where(spread < 1e-3, 1.0 / x.shape[-1], p).astype(x.dtype)
+
+
+def batch_maximum(x: Array) -> Array:
+    """Shifts every row by the maximum of the whole batch."""
+    w = _acc(x)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(w - w.max())
+        return _out(e / e.sum(axis=-1, keepdims=True), x)
+
+
+def mask_by_multiplying(x: Array, mask: Array) -> Array:
+    """``x * mask``: masked logits become 0, not −inf."""
+    return _textbook((x * mask.astype(x.dtype)).astype(x.dtype))
+
+
+def mask_shifted_by_one(x: Array, mask: Array) -> Array:
+    """A causal mask off by one position."""
+    return _textbook(np.where(np.roll(mask, 1, axis=-1), x, -np.inf).astype(x.dtype))
+
+
+def log_of_clamped_softmax(x: Array) -> Array:
+    """``log(max(softmax(x), 1e-30))``: a clamp where the log-softmax should be."""
+    return np.log(np.maximum(_textbook(x), 1e-30)).astype(x.dtype)
+
+
 @dataclass(frozen=True)
 class Entry:
     """A zoo entry: the function, how to check it, and (wrong ones) what must fail."""
@@ -355,6 +432,10 @@ CORRECT: dict[str, Entry] = {
     "pairwise_tree": Entry(pairwise_tree),
     "lanes_sum": Entry(lanes_sum),
     "online_softmax": Entry(online_softmax),
+    "kahan_sum": Entry(kahan_sum),
+    "blocked_online_softmax": Entry(blocked_online_softmax),
+    "wider_internally": Entry(wider_internally),
+    "normalised_twice": Entry(normalised_twice),
     "reciprocal": Entry(reciprocal),
     "exp_of_log_softmax": Entry(exp_of_log_softmax),
     "exp_minus_logsumexp": Entry(exp_minus_logsumexp),
@@ -404,6 +485,17 @@ WRONG: dict[str, Entry] = {
     ),
     "torch_additive_float_mask": Entry(
         torch_additive_float_mask, kind="masked_softmax", library="torch", fails=("accuracy",)
+    ),
+    "uniform_for_small_spreads": Entry(uniform_for_small_spreads, fails=("accuracy",)),
+    "batch_maximum": Entry(batch_maximum, fails=("accuracy", "batch_independence")),
+    "mask_by_multiplying": Entry(
+        mask_by_multiplying, kind="masked_softmax", fails=("accuracy", "masked_entries")
+    ),
+    "mask_shifted_by_one": Entry(
+        mask_shifted_by_one, kind="masked_softmax", fails=("accuracy", "masked_entries")
+    ),
+    "log_of_clamped_softmax": Entry(
+        log_of_clamped_softmax, kind="log_softmax", fails=("accuracy", "masked_entries")
     ),
 }
 """Wrong implementations and what must fail for each (a property or a required behaviour)."""

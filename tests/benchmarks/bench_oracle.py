@@ -1,0 +1,152 @@
+"""Benchmark of the oracle's battery: the full check of one implementation per library.
+
+Run ``python tests/benchmarks/bench_oracle.py [--json FILE] [--quick] [--libraries ...]``.
+For each library (numpy's textbook softmax, ``torch.softmax``, ``jax.nn.softmax``) it
+measures, in this process:
+
+1. ``cold``: the first full check (every dtype of the library, every suite) after the
+   library itself is imported, so it includes the oracle's own first-use imports and,
+   for jax, XLA's compilation of every shape;
+2. ``warm``: the same check again;
+3. ``in_fn``: the part of each that was spent inside the implementation (its own time on
+   the battery's inputs, compilations included), and ``oracle`` = total − in_fn, the
+   battery's own work (references, allowances, properties);
+4. ``cpu``: the process's CPU time for the cold check (``time.process_time``: all its
+   threads), which a loaded machine inflates far less than wall time;
+5. ``shapes``: the distinct input shapes the implementation was given.
+
+The targets of the issue that set them: cold ≤ 5 s (numpy), ≤ 10 s (torch), ≤ 20 s (jax).
+Nothing here asserts a time; the table and the JSON are the result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+TARGETS = {"numpy": 5.0, "torch": 10.0, "jax": 20.0}
+"""The issue's targets for a cold full check, in seconds."""
+
+
+class Timed:
+    """Wraps an implementation, adding up the time spent inside it and its shapes."""
+
+    def __init__(self, fn: Callable[..., Any], block: Callable[[Any], Any]) -> None:
+        self.fn, self.block = fn, block
+        self.seconds = 0.0
+        self.shapes: set[tuple[tuple[int, ...], str]] = set()
+        self.__name__ = self.__qualname__ = getattr(fn, "__name__", "fn")
+        self.__module__ = getattr(fn, "__module__", "")
+
+    def __call__(self, *args: Any) -> Any:
+        start = time.perf_counter()
+        out = self.block(self.fn(*args))
+        self.seconds += time.perf_counter() - start
+        self.shapes.add((tuple(int(d) for d in args[0].shape), str(args[0].dtype)))
+        return out
+
+    def reset(self) -> None:
+        self.seconds = 0.0
+
+
+def implementation(library: str) -> tuple[Callable[..., Any], Callable[[Any], Any]]:
+    """The library's softmax over the last axis, and how to wait for its result."""
+    if library == "numpy":
+        from softmax_dispersion.testing.targets import numpy_softmax
+
+        return numpy_softmax, lambda out: out
+    if library == "torch":
+        import torch
+
+        return (lambda x: torch.softmax(x, dim=-1)), lambda out: out
+    import jax
+
+    return (lambda x: jax.nn.softmax(x, axis=-1)), lambda out: out.block_until_ready()
+
+
+def measure(library: str, quick: bool = False) -> dict[str, Any]:
+    """Cold and warm full checks of one library's softmax, with the time inside it."""
+    from softmax_dispersion.testing import check_softmax
+
+    fn, block = implementation(library)
+    timed = Timed(fn, block)
+    options: dict[str, Any] = {"library": library}
+    if quick:
+        options.update(dtypes=["float32"], suites=["random"])
+    results: dict[str, Any] = {"library": library, "target_s": TARGETS[library]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for label in ("cold", "warm"):
+            timed.reset()
+            start, cpu = time.perf_counter(), time.process_time()
+            report = check_softmax(timed, **options)
+            total = time.perf_counter() - start
+            results[f"{label}_cpu_s"] = time.process_time() - cpu
+            results[f"{label}_s"] = total
+            results[f"{label}_in_fn_s"] = timed.seconds
+            results[f"{label}_oracle_s"] = total - timed.seconds
+            results["passed"] = report.passed
+    results["shapes"] = len(timed.shapes)
+    results["dtypes"] = sorted({dtype for _, dtype in timed.shapes})
+    results["within_target"] = results["cold_s"] <= TARGETS[library]
+    return results
+
+
+def run(libraries: list[str], quick: bool = False) -> list[dict[str, Any]]:
+    """Every installed library of ``libraries``, measured in turn."""
+    return [
+        measure(library, quick)
+        for library in libraries
+        if library == "numpy" or importlib.util.find_spec(library) is not None
+    ]
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The results as a plain-text table."""
+    header = (
+        f"{'library':<7} {'cold s':>7} {'in fn':>7} {'oracle':>7} {'cpu s':>7} {'warm s':>7} "
+        f"{'in fn':>7} {'shapes':>6} {'target':>6}  verdict"
+    )
+    import os
+
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    lines = [f"{os.cpu_count()} CPU cores, load average {load:.1f} at the start", header]
+    lines.append("-" * len(header))
+    for r in rows:
+        verdict = ("pass" if r["passed"] else "FAIL") + (
+            "" if r["within_target"] else ", over target"
+        )
+        lines.append(
+            f"{r['library']:<7} {r['cold_s']:>7.2f} {r['cold_in_fn_s']:>7.2f} "
+            f"{r['cold_oracle_s']:>7.2f} {r['cold_cpu_s']:>7.2f} {r['warm_s']:>7.2f} "
+            f"{r['warm_in_fn_s']:>7.2f} "
+            f"{r['shapes']:>6} {r['target_s']:>6.0f}  {verdict}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark, print the table, optionally write JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--quick", action="store_true", help="float32 and one suite only")
+    parser.add_argument(
+        "--libraries", nargs="+", default=list(TARGETS), choices=list(TARGETS), metavar="LIB"
+    )
+    args = parser.parse_args(argv)
+    rows = run(args.libraries, args.quick)
+    print(table(rows))
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(rows, handle, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
