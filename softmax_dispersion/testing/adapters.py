@@ -25,6 +25,7 @@ import numpy.typing as npt
 __all__ = [
     "ADAPTERS",
     "LIBRARIES",
+    "LIBRARY_DTYPES",
     "Adapter",
     "adapter",
     "library_of",
@@ -34,6 +35,13 @@ __all__ = [
 
 F64 = npt.NDArray[np.float64]
 Bool = npt.NDArray[np.bool_]
+
+LIBRARY_DTYPES: dict[str, tuple[str, ...]] = {
+    "jax": ("float16", "bfloat16", "float32", "float64"),
+    "numpy": ("float16", "float32", "float64"),
+    "torch": ("float16", "bfloat16", "float32", "float64"),
+}
+"""The float dtypes each library is checked in by default (numpy has no bfloat16)."""
 
 
 def library_of(x: object) -> str:
@@ -133,7 +141,7 @@ class Adapter:
 
 class _Torch(Adapter):
     def __init__(self) -> None:
-        super().__init__("torch", ("float16", "bfloat16", "float32", "float64"))
+        super().__init__("torch", LIBRARY_DTYPES["torch"])
 
     def array(self, rows: F64, dtype: str) -> Any:
         import torch
@@ -158,7 +166,7 @@ class _Torch(Adapter):
 class _Jax(Adapter):
     def __init__(self) -> None:
         # XLA compiles every new shape (a large part of a second each on a small CPU).
-        super().__init__("jax", ("float16", "bfloat16", "float32", "float64"), True)
+        super().__init__("jax", LIBRARY_DTYPES["jax"], True)
 
     @contextlib.contextmanager
     def _x64(self) -> Iterator[None]:
@@ -198,7 +206,7 @@ class _Jax(Adapter):
 
 
 def _numpy() -> Adapter:
-    return Adapter("numpy", ("float16", "float32", "float64"))
+    return Adapter("numpy", LIBRARY_DTYPES["numpy"])
 
 
 def _need(module: str, library: str) -> None:

@@ -50,7 +50,13 @@ import numpy.typing as npt
 
 from softmax_dispersion.numerics.families import OFF_BLOCK_LENGTHS
 from softmax_dispersion.numerics.rounding import FORMATS
-from softmax_dispersion.testing.adapters import Adapter, adapter, to_float64, wrong_library_hint
+from softmax_dispersion.testing.adapters import (
+    LIBRARY_DTYPES,
+    Adapter,
+    adapter,
+    to_float64,
+    wrong_library_hint,
+)
 from softmax_dispersion.testing.properties import (
     PROPERTIES,
     CaseRun,
@@ -78,6 +84,7 @@ __all__ = [
     "ALONE_LENGTHS",
     "BEHAVIOURS",
     "KINDS",
+    "LIBRARY_DTYPES",
     "PADDED_LENGTHS",
     "SoftmaxCallError",
     "check_softmax",

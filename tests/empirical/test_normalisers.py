@@ -389,7 +389,7 @@ def test_the_oracle_fails_the_ascending_port() -> None:
         suites=["random"],
     )
     assert not report.passed
-    assert "accuracy" in {r.property for r in report.failures}
+    assert "accuracy" in {r.name for r in report.failures}
 
 
 def test_the_wrapper_takes_one_row_and_keeps_the_shape() -> None:
