@@ -171,7 +171,7 @@ class _Caller:
                 f"(input {where}, dtype {self.dtype}): it must normalise over the last axis and "
                 "keep the shape" + (f"; {hint}" if hint else "")
             )
-        self.hint = wrong_library_hint(self.library.name, None, out)
+        self.hint = self.hint or wrong_library_hint(self.library.name, None, out)
         return exact, values, name
 
 

@@ -101,6 +101,8 @@ def test_t12_cites_its_standard_facts_in_the_assumptions() -> None:
         "exp_log_softmax_relative_error_bound",
         "lse_log_softmax_absolute_error_bound",
         "exp_lse_relative_error_bound",
+        "lae_log_softmax_absolute_error_bound",
+        "exp_lae_relative_error_bound",
         "gamma_recursive",
         "gamma_pairwise",
     }
@@ -195,6 +197,34 @@ def test_false_summation_tree_steps_are_rejected() -> None:
     _rejected_with_counterexample(checked(_sibling("T12-false-node", node)))
     pairwise = sp.Le(R.gamma_of(R.tree_depth), R.gamma_of(sp.log(n_terms, 2)))
     _rejected_with_counterexample(checked(_sibling("T12-false-depth", pairwise)))
+
+
+def test_false_log_add_exp_steps_are_rejected() -> None:
+    checked(T12)
+    # a node's share times its size bounded by |lse| alone (the +1 forgotten)
+    share = sp.Le(sp.exp(-R.share_gap) * (R.lse_size + R.share_gap), R.lse_size)
+    _rejected_with_counterexample(checked(_sibling("T12-false-share", share)))
+    # the children's errors added instead of weighted by their shares
+    unweighted = R.alpha_a + R.alpha_b + R.zeta + R.delta_lae * R.lae_node_value
+    step = Differentiate(
+        R.computed_lae_node(tau),
+        tau,
+        "unweighted",
+        point=sp.Integer(0),
+        value=unweighted,
+        constants=R._fixed_in_lae_node,
+    )
+    facts = [*T12.assumptions]
+    assert step.check(facts).verified is False
+    right = Differentiate(
+        R.computed_lae_node(tau),
+        tau,
+        "weighted",
+        point=sp.Integer(0),
+        value=R.lae_node_first_order,
+        constants=R._fixed_in_lae_node,
+    )
+    assert right.check(facts).verified is True
 
 
 def test_false_log_softmax_bound_is_rejected() -> None:
