@@ -190,3 +190,11 @@ def test_broken_callable_is_named(
     project: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
     assert f"mysoftmax:{name}" in usage_error(capsys, [f"mysoftmax:{name}"])
+
+
+@pytest.mark.slow
+def test_the_jax_target_passes_out_of_the_box(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("jax")
+    assert main(["check", "jax"]) == 0
+    out = capsys.readouterr().out
+    assert "float64" in out and "PASSED" in out and "64-bit types enabled" in out

@@ -82,3 +82,22 @@ def test_masked_kind_names_the_fully_masked_row_policy() -> None:
         policies={"fully masked row": "uniform"},
     )
     assert not required.passed
+
+
+def test_jax_gets_64_bit_types_for_the_check_and_its_setting_back() -> None:
+    jax = pytest.importorskip("jax")
+    before = bool(jax.config.jax_enable_x64)
+    shapes: set[tuple[int, ...]] = set()
+
+    def softmax(x: object) -> object:
+        shapes.add(tuple(x.shape))  # type: ignore[attr-defined]
+        return jax.nn.softmax(x, axis=-1)
+
+    report = check_softmax(softmax, library="jax", dtypes=["float64"])
+    assert report.passed, report.text()
+    assert {r.dtype for r in report.results} == {"float64"}
+    assert bool(jax.config.jax_enable_x64) == before
+    assert any("64-bit types enabled" in note for note in report.notes)
+    # rows padded to a few lengths: one compilation per length, not per case
+    assert {shape[-1] for shape in shapes} <= {16, 137, 256, 1238, 16384}
+    assert len(shapes) <= 8
