@@ -649,6 +649,11 @@ def check_softmax(
     suite_names = list(suites) if suites is not None else None
     if suite_names is not None and kind == "ssmax":
         suite_names = [name for name in suite_names if name != "masks"]
+        if not suite_names:
+            raise ValueError(
+                "kind='ssmax' skips the masks suite (its n is ambiguous under masks): "
+                "choose another suite"
+            )
     elif suite_names is None and kind == "ssmax":
         # n is the number of keys a row sees: ambiguous under masks, so SSMax skips them.
         suite_names = ["random", "families", "bad_inputs"]

@@ -85,7 +85,18 @@ def numpy_log_softmax(x: Any, axis: int = -1) -> np.ndarray[Any, Any]:
 
 
 def numpy_masked_softmax(x: Any, mask: Any, axis: int = -1) -> np.ndarray[Any, Any]:
-    """The textbook softmax over the entries where ``mask`` is True (``−inf`` elsewhere)."""
+    """The textbook softmax over the entries where ``mask`` is True (``−inf`` elsewhere).
+
+    Notes
+    -----
+    ``p_i = [m_i] exp(x_i − max_{m_j} x_j) / Σ_{m_j} exp(x_j − max_{m_j} x_j)``; a row
+    with no True entry is NaN.
+
+    Examples
+    --------
+    >>> numpy_masked_softmax(np.array([0.0, 5.0, 0.0]), np.array([True, False, True])).tolist()
+    [0.5, 0.0, 0.5]
+    """
     array = np.where(np.asarray(mask, dtype=bool), np.asarray(x), -np.inf).astype(
         np.asarray(x).dtype
     )

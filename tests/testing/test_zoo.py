@@ -210,6 +210,8 @@ def test_argument_errors() -> None:
         check_softmax(textbook, suites=["nope"])
     with pytest.raises(ValueError, match="unknown library"):
         check_softmax(textbook, library="cupy")
+    with pytest.raises(ValueError, match="skips the masks suite"):
+        check_softmax(textbook, kind="ssmax", s=0.5, suites=["masks"])
     with pytest.raises(ValueError, match="unknown policy"):
         check_softmax(textbook, policies={"fully masked row": "zeros"})
     with pytest.raises(ValueError, match="is one of flushed, kept"):
