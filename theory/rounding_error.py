@@ -1046,7 +1046,7 @@ def _t12_proof() -> list[Step]:
 
 T12 = Claim(
     id="T12",
-    title="first-order rounding error of the max-shifted softmax and log-softmax",
+    title="first-order rounding error of softmax and log-softmax in every standard formulation",
     statement=sp.And(
         _ratio_identity,
         _softmax_derivative,
@@ -1096,7 +1096,7 @@ T12 = Claim(
         )
         if symbol not in (T, n)
     }
-    | {n: 1},
+    | {n: 1, S_a: 1, S_b: 1},  # a summation node's two subtrees have positive sums
 )
 
 CLAIMS = (T12,)
