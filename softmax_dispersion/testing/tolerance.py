@@ -284,15 +284,23 @@ def _row_terms(rows: F64, probs: F64, beta: F64, beta_error: F64, u: float) -> _
             alpha_extra = np.zeros_like(rows)
         alpha_extra = np.where(visible, alpha_extra, 0.0)
         mean_extra = np.sum(np.where(used, weights * alpha_extra, 0.0), -1, keepdims=True)
+        # β·|max e| and the argument errors overflow for logits near finfo.max scaled by
+        # β > 1: capped, they still bound nothing (far beyond VALID_UP_TO), but stay finite.
+        scaled_top = np.minimum(beta * np.abs(top), _HUGE)
+        extra = np.minimum(alpha_extra + mean_extra, _HUGE)
     return _Row(
         gaps=gaps,
         visible=visible,
         weights=weights,
         mean_gap=mean_gap,
         log_sum=log_sum,
-        top=beta * np.abs(top),
-        extra=alpha_extra + mean_extra,
+        top=scaled_top,
+        extra=extra,
     )
+
+
+_HUGE = 1e300
+"""The cap of the terms that overflow float64 (an allowance must stay finite)."""
 
 
 VALID_UP_TO = 0.5
@@ -434,7 +442,8 @@ def allowed_error(
             # p_i·expm1(1.01 r_i) in log space: log p_i = −g_i − L (−∞ at masked entries).
             log_p = -row.gaps - row.log_sum
             exponent = log_p + _log_expm1(1.01 * bound)
-            spread = np.exp(np.minimum(exponent, 709.0)) * _ROUND_UP
+            # At most 1, the width of [0, 1]: a bound beyond it says nothing more.
+            spread = np.exp(np.minimum(exponent, 0.0)) * _ROUND_UP
         spread = np.where(row.visible & np.isfinite(spread), spread, 0.0)
         total = spread + half_ulp + floor + tol.ulps * 2 * half_ulp
     total = np.where(reference_finite, total, 0.0)

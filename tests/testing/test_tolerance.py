@@ -150,3 +150,13 @@ def test_a_formulation_vouches_only_where_its_first_order_bound_means_something(
     pairwise = allowed_error(x, dtype="float32", tolerance="pairwise")
     assert VALID_UP_TO == 0.5
     assert float(default.max()) < 2 * float(pairwise.max())
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_logits_near_finfo_max_scaled_by_beta_get_finite_allowances(log: bool) -> None:
+    # β·|max e| overflowed (3 × 6e307): a warning, and an infinite term in the bound.
+    rows = np.array([[0.0, -np.inf], [5.99231045e307, 0.0]])
+    allowed = allowed_error(rows, dtype="float64", log=log, beta=3.0, beta_error=1.0)
+    assert np.all(np.isfinite(allowed)) and np.all(allowed >= 0)
+    if not log:  # a probability's allowance never exceeds the width of [0, 1]
+        assert float(allowed.max()) <= 1 + 1e-12
