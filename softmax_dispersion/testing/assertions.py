@@ -76,13 +76,16 @@ def compare(
     *,
     log: bool = False,
     flush: bool = False,
+    unit_at: F64 | None = None,
 ) -> Comparison:
     """Compare 2-D ``actual`` with ``reference`` element by element within ``allowed``.
 
-    Errors are counted in ULPs of the output format at the reference value; for
-    log-softmax, whose tolerance is absolute, at ``max(|reference|, 1)``, so that a
-    value such as ``−7e−16`` returned as ``0`` reads as 3 ULPs rather than ``5e15``.
-    With ``flush``, a zero where the reference is below the smallest normal is not bad.
+    Errors are counted in ULPs of the output format at the reference value (or at
+    ``unit_at``, the certified value, when ``reference`` is another output that may be
+    NaN); for log-softmax, whose tolerance is absolute, at ``max(|reference|, 1)``, so
+    that a value such as ``−7e−16`` returned as ``0`` reads as 3 ULPs rather than
+    ``5e15``.  With ``flush``, a zero where the reference is below the smallest normal is
+    not bad.
     """
     with np.errstate(all="ignore"):
         same = (actual == reference) | (np.isnan(actual) & np.isnan(reference))
@@ -90,7 +93,8 @@ def compare(
         error = np.where(np.isnan(error), np.inf, error)
         if skip_rows is not None:
             error = np.where(skip_rows[:, None], 0.0, error)
-        finite = np.where(np.isfinite(reference), reference, 0.0)
+        at = reference if unit_at is None else unit_at
+        finite = np.where(np.isfinite(at), at, 0.0)
         unit = ulp(np.maximum(np.abs(finite), 1.0) if log else finite, dtype)
         ulps = error / unit
         allowed_ulps = allowed / unit

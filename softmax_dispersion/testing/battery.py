@@ -132,7 +132,12 @@ class _Caller:
     def __init__(self, fn: Callable[..., Any], library: Adapter, dtype: str, masked: bool) -> None:
         self.fn, self.library, self.dtype, self.masked = fn, library, dtype, masked
         self.modified = ""
+        self.overwritten = ""
+        self.calls = 0
         self.hint = ""
+        # The last output of each shape, as returned and as first read: a later call
+        # that changes it returned a buffer it reuses (an internal workspace).
+        self._last: dict[tuple[int, ...], tuple[Any, F64, str]] = {}
 
     def __call__(self, rows: F64, mask: Bool | None, where: str) -> tuple[F64, F64, str]:
         """``(exact inputs, outputs, output dtype name)`` of one call on ``rows``."""
@@ -172,6 +177,13 @@ class _Caller:
                 "keep the shape" + (f"; {hint}" if hint else "")
             )
         self.hint = self.hint or wrong_library_hint(self.library.name, None, out)
+        self.calls += 1
+        previous = self._last.get(shape)
+        if previous is not None and not self.overwritten:
+            earlier, first_read, first_where = previous
+            if not np.array_equal(to_float64(earlier)[0], first_read, equal_nan=True):
+                self.overwritten = f"the output for {first_where} changed during {where}"
+        self._last[shape] = (out, values.copy(), where)
         return exact, values, name
 
 
@@ -540,6 +552,25 @@ def _merge(observed: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
     return merged
 
 
+def _fresh_output(call: _Caller, dtype: str) -> PropertyResult:
+    """``fresh_output``: no output changed when the function was called again."""
+    failed = bool(call.overwritten)
+    return PropertyResult(
+        name="fresh_output",
+        dtype=dtype,
+        cases=call.calls,
+        failures=int(failed),
+        max_ulp=0.0,
+        message=call.overwritten if failed else "ok",
+        hint=(
+            "the function returns a buffer that its next call of the same shape overwrites "
+            "(an internal workspace handed to the caller): return a new array"
+            if failed
+            else ""
+        ),
+    )
+
+
 def _policy_keys(kind: str) -> tuple[str, ...]:
     rows = MASKED_POLICY_ROWS if kind == "masked_softmax" else POLICY_ROWS
     return (*rows, *BEHAVIOURS)
@@ -686,6 +717,7 @@ def check_softmax(
                 else "not exercised"
             )
             found["input"] = "modified" if battery.call.modified else "kept"
+            report.results.append(_fresh_output(battery.call, dtype))
             if battery.call.modified:
                 hints.add(f"the function modified its input ({dtype}, {battery.call.modified})")
             if battery.call.hint:

@@ -208,15 +208,18 @@ def judge(
     extra: dict[str, Any] | None = None,
     *,
     flush: bool = False,
+    unit_at: F64 | None = None,
 ) -> None:
     """Compare ``actual`` with ``expected`` element by element and add it to ``tally``.
+
+    Errors and allowances are in ULPs at ``expected`` (or at ``unit_at``).
 
     With ``flush``, a zero where the expected value is a non-zero subnormal of a dtype
     with float32's range (float32, float64, bfloat16) is a named behaviour
     (``subnormals: flushed``), not a failure, unless the caller requires gradual
     underflow.
     """
-    result = compare(actual, expected, allowed, ctx.dtype, log=ctx.log)
+    result = compare(actual, expected, allowed, ctx.dtype, log=ctx.log, unit_at=unit_at)
     bad = result.bad
     if flush and not ctx.log:
         tiny = 2.0 ** float_format(ctx.dtype).emin
@@ -476,6 +479,7 @@ def _batch_independence(run: CaseRun, ctx: Context, tally: Tally) -> None:
             single.allowed,
             "the same row in the batch",
             {"row": r},
+            unit_at=main.values[r : r + 1],  # the batch's value may be NaN: ULPs of the reference
         )
 
 

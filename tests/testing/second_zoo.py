@@ -11,8 +11,12 @@ battery must pass each (no false alarm) under the default tolerance.
 Wrong entries are the bugs the first oracle let through or misreported: a "safe"
 softmax that zeroes partially masked rows, 0.5 on masked entries, 16-bit block sums,
 in-place implementations, additive mask biases that meet the value under the mask,
-sentinel masks above the visible logits, flushed 16-bit subnormals.  Each names what
-must fail (a property, or a required behaviour).
+sentinel masks above the visible logits, flushed 16-bit subnormals; and those found by
+attacking the oracle from outside: wrong only beyond 1000 entries, float32 results for
+float64, an error growing faster than the allowance, a single finite entry among −inf
+taken for a masked row, a narrower format's ``finfo.min`` as the sentinel, a view of
+the input, a reused output buffer, a stale result from the second call on.  Each names
+what must fail (a property, or a required behaviour).
 
 Functions take numpy arrays ``(batch, n)`` unless their entry names another library.
 """
@@ -413,6 +417,79 @@ def log_of_clamped_softmax(x: Array) -> Array:
     return np.log(np.maximum(_textbook(x), 1e-30)).astype(x.dtype)
 
 
+def wrong_beyond_1000(x: Array) -> Array:
+    """Right on rows of at most 1000 entries; longer rows leave the last term out of the sum."""
+    if x.shape[-1] <= 1000:
+        return _textbook(x)
+    w = _acc(x)
+    e = np.exp(w - w.max(axis=-1, keepdims=True))
+    return _out(e / e[..., :-1].sum(axis=-1, keepdims=True), x)
+
+
+def float32_result_for_float64(x: Array) -> Array:
+    """Right values, but float64 input comes back as float32."""
+    p = _textbook(x)
+    return p.astype(np.float32) if x.dtype == np.float64 else p
+
+
+def grows_as_n_to_the_1_5(x: Array) -> Array:
+    """Off by a factor 1 + n^1.5·u/4: within the default allowance at small n, not at 16384."""
+    n = x.shape[-1]
+    u = np.finfo(_acc(x).dtype).eps / 2
+    return _out(_acc(_textbook(x)).astype(np.float64) * (1 + n**1.5 * u / 4), x)
+
+
+def one_finite_entry_as_masked(x: Array) -> Array:
+    """A row with a single finite entry among −inf is treated as fully masked (zeros)."""
+    single = np.sum(np.isfinite(x), axis=-1, keepdims=True) == 1
+    return np.where(single, 0, _textbook(x)).astype(x.dtype)
+
+
+def float16_min_sentinel(x: Array) -> Array:
+    """−inf replaced by float16's finfo.min (−65504) whatever the dtype, then softmax."""
+    sentinel = np.float64(np.finfo(np.float16).min)
+    return _textbook(np.where(np.isneginf(x), sentinel, x).astype(x.dtype))
+
+
+def float32_min_sentinel(x: Array) -> Array:
+    """−inf replaced by float32's finfo.min (``torch.finfo(torch.float32).min``) in float64."""
+    sentinel = np.float64(np.finfo(np.float32).min)
+    return _textbook(np.where(np.isneginf(x), sentinel, x).astype(x.dtype))
+
+
+def returns_a_view_of_its_input(x: Array) -> Array:
+    """Computes in place and returns a view aliasing its argument."""
+    view = x.view()
+    view[...] = _textbook(x)
+    return view
+
+
+def _reusing_buffers() -> Callable[[Array], Array]:
+    buffers: dict[tuple[Any, ...], Array] = {}
+
+    def reuses_its_output_buffer(x: Array) -> Array:
+        """Returns one buffer per shape, overwritten by its next call of that shape."""
+        out = buffers.setdefault((x.shape, x.dtype.str), np.empty_like(x))
+        out[...] = _textbook(x)
+        return out
+
+    return reuses_its_output_buffer
+
+
+def _stale_after_first_call() -> Callable[[Array], Array]:
+    seen: set[tuple[Any, ...]] = set()
+
+    def stale_cache(x: Array) -> Array:
+        """Right on the first call of each shape; a stale (uniform) result after it."""
+        key = (x.shape, x.dtype.str)
+        if key in seen:
+            return np.full_like(x, 1.0 / x.shape[-1])
+        seen.add(key)
+        return _textbook(x)
+
+    return stale_cache
+
+
 @dataclass(frozen=True)
 class Entry:
     """A zoo entry: the function, how to check it, and (wrong ones) what must fail."""
@@ -497,5 +574,23 @@ WRONG: dict[str, Entry] = {
     "log_of_clamped_softmax": Entry(
         log_of_clamped_softmax, kind="log_softmax", fails=("accuracy", "masked_entries")
     ),
+    # Wrong in ways neither zoo had, found by attacking the oracle from outside.
+    "wrong_beyond_1000": Entry(wrong_beyond_1000, fails=("accuracy", "row_sum")),
+    "float32_result_for_float64": Entry(
+        float32_result_for_float64, fails=("shape_dtype",), dtypes=("float64",)
+    ),
+    "grows_as_n_to_the_1_5": Entry(grows_as_n_to_the_1_5, fails=("accuracy",)),
+    "one_finite_entry_as_masked": Entry(one_finite_entry_as_masked, fails=("accuracy",)),
+    "float16_min_sentinel": Entry(
+        float16_min_sentinel, fails=("accuracy", "masked_entries"), dtypes=("float32",)
+    ),
+    "float32_min_sentinel": Entry(
+        float32_min_sentinel, fails=("accuracy", "masked_entries"), dtypes=("float64",)
+    ),
+    "returns_a_view_of_its_input": Entry(
+        returns_a_view_of_its_input, fails=("policy",), policies={"input": "kept"}
+    ),
+    "reuses_its_output_buffer": Entry(_reusing_buffers(), fails=("fresh_output",)),
+    "stale_after_first_call": Entry(_stale_after_first_call(), fails=("batch_independence",)),
 }
 """Wrong implementations and what must fail for each (a property or a required behaviour)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 import warnings
 
 import numpy as np
@@ -101,3 +102,21 @@ def test_jax_gets_64_bit_types_for_the_check_and_its_setting_back() -> None:
     # rows padded to a few lengths: one compilation per length, not per case
     assert {shape[-1] for shape in shapes} <= {16, 137, 256, 1238, 16384}
     assert len(shapes) <= 8
+
+
+def test_a_nan_in_the_batch_still_reports_the_allowance_in_finite_ulps() -> None:
+    # The batch's value is NaN here: ULPs are counted at the certified value instead.
+    with np.errstate(all="ignore"):
+        report = check_softmax(WRONG["batch_maximum"].fn, dtypes=["float64"])
+    batch = next(r for r in report.failures if r.name == "batch_independence")
+    assert batch.worst is not None and math.isfinite(batch.worst.allowed_ulps)
+    assert "allowed inf" not in batch.message
+
+
+def test_new_findings_are_their_own_lines() -> None:
+    reused = check_softmax(WRONG["reuses_its_output_buffer"].fn, dtypes=["float32"])
+    fresh = next(r for r in reused.failures if r.name == "fresh_output")
+    assert "changed during" in fresh.message and "buffer" in fresh.hint
+    assert "likely cause: the function returns a buffer" in reused.text()
+    view = check_softmax(WRONG["returns_a_view_of_its_input"].fn, dtypes=["float32"])
+    assert view.passed and view.policies["input"] == "modified"
