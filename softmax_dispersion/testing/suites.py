@@ -28,8 +28,8 @@ dtype by the battery, with a boolean mask for the cases that have masked entries
     ``−inf`` entries (random masks of several densities, one visible entry, the
     largest logit masked), masks written as the sentinels ``finfo.min``, ``−1e4`` and
     ``−5e4``, visible logits below −5e4 (a sentinel mask above them takes the weight)
-    and, in the wider formats, below −1e6 and −1e39 (a ``finfo.min`` of a narrower
-    format used as the sentinel), and prefix and suffix masks whose edge lies off the block sizes (33 of 64, 137 of
+    and, in float32 and float64, below −1e6 and (one visible entry) −1e39 (a
+    ``finfo.min`` of a narrower format used as the sentinel), and prefix and suffix masks whose edge lies off the block sizes (33 of 64, 137 of
     256, 1238 of 2048).  For ``kind="masked_softmax"`` the masked entries hold
     values the function must ignore (:func:`masked_input`).
 
@@ -242,11 +242,17 @@ def _masks(dtype: str, seed: int) -> list[Case]:
     cases.append(_with_mask("masks/visible_below_minus_5e4", deep, deep_mask))
     # Visible logits below a narrower format's finfo.min (float16's −65504 in 32 bits,
     # float32's −3.4e38 in float64): a sentinel of the wrong format becomes the maximum.
-    levels = [level for level in (-1e6, -1e39) if level > -fmt.max_finite / 2]
-    if levels:
-        low = np.array(levels)[:, None] + rng.standard_normal((len(levels), 64)) * 4.0
+    # Only where u·|logit| is small (float32, float64) and, below −3.4e38, with a single
+    # visible entry: there the log-sum-exp formulations lose every other value themselves.
+    if fmt.unit_roundoff <= 2.0**-24:
+        low = -1e6 + rng.standard_normal((2, 64)) * 4.0
         low_mask = rng.uniform(size=low.shape) < 0.5
         low_mask[:, 0] = True
+        if fmt.max_finite > 1e39:
+            low = np.concatenate([low, np.full((1, 64), -1e39)])
+            single = np.zeros((1, 64), dtype=bool)
+            single[0, 7] = True
+            low_mask = np.concatenate([low_mask, single])
         cases.append(_with_mask("masks/visible_below_narrow_sentinels", low, low_mask))
     for n, width in ((64, 33), (256, 137), (2048, 1238)):
         rows = rng.standard_normal((2, n)) * 2.0
