@@ -221,6 +221,7 @@ def judge(
     """
     result = compare(actual, expected, allowed, ctx.dtype, log=ctx.log, unit_at=unit_at)
     bad = result.bad
+    ulps = result.ulps
     if flush and not ctx.log:
         tiny = 2.0 ** float_format(ctx.dtype).emin
         with np.errstate(all="ignore"):
@@ -230,17 +231,20 @@ def judge(
             ctx.subnormals.add("flushed")
             if ctx.flush_allowed and flushing_is_named(ctx.dtype):
                 bad = bad & ~flushed
+                # A named flush is no accuracy error: kept out of the max ULP column
+                # (a flushed 1e-308 would read as 2e15 ULP of float64's subnormals).
+                ulps = np.where(flushed, 0.0, ulps)
         if (sub & ~bad & (actual != 0)).any():
             ctx.subnormals.add("kept")
     bad_rows = bad.any(axis=-1)
     with np.errstate(all="ignore"):
-        ratio = np.where(bad, result.ulps / np.maximum(result.allowed_ulps, 1e-300), 0.0)
+        ratio = np.where(bad, ulps / np.maximum(result.allowed_ulps, 1e-300), 0.0)
         if not bad.any():
-            ratio = np.where(np.isfinite(result.ulps), result.ulps, 0.0)
+            ratio = np.where(np.isfinite(ulps), ulps, 0.0)
     flat = int(np.nanargmax(np.where(np.isnan(ratio), np.inf, ratio))) if ratio.size else 0
     r, c = (int(i) for i in np.unravel_index(flat, ratio.shape)) if ratio.size else (0, 0)
     score = float(ratio[r, c]) if ratio.size else 0.0
-    max_ulp = float(np.max(result.ulps)) if result.ulps.size else 0.0
+    max_ulp = float(np.max(ulps)) if ulps.size else 0.0
 
     def describe() -> tuple[Worst, str, str]:
         worst = Worst(
@@ -250,7 +254,7 @@ def judge(
             actual=float(actual[r, c]),
             expected=float(expected[r, c]),
             allowance=float(allowed[r, c]),
-            error_ulps=float(result.ulps[r, c]),
+            error_ulps=float(ulps[r, c]),
             allowed_ulps=float(result.allowed_ulps[r, c]),
             inputs=ev.inputs,
             mask=ev.mask,
