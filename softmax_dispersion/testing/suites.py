@@ -29,9 +29,10 @@ dtype by the battery, with a boolean mask for the cases that have masked entries
     largest logit masked), masks written as the sentinels ``finfo.min``, ``−1e4`` and
     ``−5e4``, visible logits below −5e4 (a sentinel mask above them takes the weight)
     and, in float32 and float64, below −1e6 and (one visible entry) −1e39 (a
-    ``finfo.min`` of a narrower format used as the sentinel), and prefix and suffix masks whose edge lies off the block sizes (33 of 64, 137 of
-    256, 1238 of 2048).  For ``kind="masked_softmax"`` the masked entries hold
-    values the function must ignore (:func:`masked_input`).
+    ``finfo.min`` of a narrower format used as the sentinel), and prefix and suffix
+    masks whose edge lies off the block sizes (33 of 64, 137 of 256, 1238 of 2048).
+    For ``kind="masked_softmax"`` the masked entries hold values the function must
+    ignore (:func:`masked_input`).
 
 The non-finite rows of the table (``+inf``, all ``−inf``, NaN, NaN among masks) and the
 row of only ``finfo.min`` are policy cases: :func:`policy_rows` (and
