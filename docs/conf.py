@@ -27,6 +27,9 @@ copyright = "softmax-dispersion developers"
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.mathjax",
+    # MathJax 3 shipped inside the build (_static/mathjax/), so that formulas render in
+    # a browser without a network, from disk as on a web server.
+    "sphinx-mathjax-offline",
     "numpydoc",
     "myst_parser",
     "claim_pages",
@@ -54,8 +57,8 @@ exclude_patterns = [
     "theory/coq-generated",
 ]
 
-# Nothing is fetched at build time: no intersphinx, no remote images.  MathJax is
-# loaded by the reader's browser from Sphinx's default URL when a page is viewed.
+# Nothing is fetched at build time (no intersphinx, no remote images) and nothing when a
+# page is viewed: MathJax comes with the build (sphinx-mathjax-offline, above).
 myst_enable_extensions = ["deflist", "dollarmath"]
 myst_heading_anchors = 3
 
@@ -65,6 +68,9 @@ autodoc_member_order = "bysource"
 if importlib.util.find_spec("torch") is None:
     autodoc_mock_imports = ["torch", "entmax"]
 autodoc_typehints = "signature"
+# Defaults as written in the source (``bounds=DISPERSION_BOUNDS``), not re-printed from the
+# value, which for sympy objects drops parentheses and shows a different formula.
+autodoc_preserve_defaults = True
 
 python_maximum_signature_line_length = 88
 

@@ -34,10 +34,43 @@ OUTPUT_FOLDER = Path("theory") / "claims"
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]{}<>#|$~!])")
 
+_SUPERSCRIPTS = dict(zip("0123456789+−-=()nistMδθ", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁼⁽⁾ⁿⁱˢᵗᴹᵟᶿ", strict=True))
+_SUBSCRIPTS = dict(zip("0123456789+−-=()aeijklmnrstu", "₀₁₂₃₄₅₆₇₈₉₊₋₋₌₍₎ₐₑᵢⱼₖₗₘₙᵣₛₜᵤ", strict=True))
+_BRACED = re.compile(r"(\w)([\^_])\{([^{}]*)\}")
+_RELATIONS = (("<=", "≤"), (">=", "≥"), ("!=", "≠"), ("->", "→"))
+
+
+def _unbrace(match: re.Match[str]) -> str:
+    base, mark, inner = match.groups()
+    table = _SUPERSCRIPTS if mark == "^" else _SUBSCRIPTS
+    if all(char in table for char in inner):
+        return base + "".join(table[char] for char in inner)
+    if base == "e" and mark == "^":
+        return f"exp({inner})"
+    return f"{base}{mark}({inner})"
+
+
+def plain_text(text: str) -> str:
+    """A claim's text in plain Unicode: no TeX braces, relations as symbols.
+
+    Titles and step descriptions are written for a terminal; on a page (and in its
+    sidebar entry) ``e^{−δ/θ}`` and ``<=`` read as leftovers of TeX.  A braced
+    super- or subscript becomes Unicode where every character has a raised or lowered
+    form, an exponential ``exp(…)``, and anything else a parenthesised ``^(…)``/``_(…)``.
+
+    >>> plain_text("the paper's form e^{−δ/θ}/n <= p_k <= e^{δ/θ}/n")
+    "the paper's form exp(−δ/θ)/n ≤ p_k ≤ exp(δ/θ)/n"
+    >>> plain_text("exp(s log n · M) = n^{sM}; γ_{n−1}; γ_{⌈log2 n⌉}")
+    'exp(s log n · M) = nˢᴹ; γₙ₋₁; γ_(⌈log2 n⌉)'
+    """
+    for ascii_form, symbol in _RELATIONS:
+        text = text.replace(ascii_form, symbol)
+    return _BRACED.sub(_unbrace, text)
+
 
 def escape(text: str) -> str:
-    """Escape text so that MyST shows it literally (no emphasis, roles or math)."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+    """Plain Unicode (:func:`plain_text`), escaped so that MyST shows it literally."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(plain_text(text).split()))
 
 
 def display_math(latex: str | Sequence[str], indent: str = "") -> list[str]:
