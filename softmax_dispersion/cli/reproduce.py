@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from softmax_dispersion.cli._usage import EXIT_FAILED, EXIT_OK, UsageError
+from softmax_dispersion.cli._usage import EXIT_FAILED, EXIT_OK, UsageError, read_names
 
 __all__ = ["add_parser", "run"]
 
@@ -34,16 +34,24 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="report folder (default: ./softmax-dispersion-report); must be empty, new, "
         "or an earlier report",
     )
+    parser.add_argument(
+        "--sections",
+        nargs="+",
+        metavar="NAME",
+        help=f"run only these sections, in the main job's order ({', '.join(SECTIONS)}; "
+        "space or comma separated; default: all)",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     """Run every section; exit 1 when one fails."""
-    from softmax_dispersion.reproduce import ReportFolderError, reproduce
+    from softmax_dispersion.reproduce import SECTIONS, ReportFolderError, reproduce
 
+    chosen = read_names("--sections", args.sections, SECTIONS) or SECTIONS
     try:
-        report = reproduce(args.out, stream=sys.stdout, quiet=args.json)
+        report = reproduce(args.out, stream=sys.stdout, quiet=args.json, sections=chosen)
     except ReportFolderError as error:
         raise UsageError(str(error)) from None
     if args.json:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
@@ -97,7 +98,13 @@ SECTIONS = ("theory", "numerics", "oracle", "empirical", "pretrained")
 ``section(out) -> Section`` function.  Adding a section means adding its module here."""
 
 
-def reproduce(out: Path | str, *, stream: TextIO = sys.stdout, quiet: bool = False) -> Report:
+def reproduce(
+    out: Path | str,
+    *,
+    stream: TextIO = sys.stdout,
+    quiet: bool = False,
+    sections: Sequence[str] = SECTIONS,
+) -> Report:
     """Run every built layer, write the report into ``out`` and print a summary.
 
     Parameters
@@ -109,6 +116,8 @@ def reproduce(out: Path | str, *, stream: TextIO = sys.stdout, quiet: bool = Fal
         Where the progress lines and the summary table go.
     quiet
         Print nothing (the caller prints JSON instead).
+    sections
+        The sections to run, among :data:`SECTIONS` (always in that order).
 
     Returns
     -------
@@ -119,18 +128,23 @@ def reproduce(out: Path | str, *, stream: TextIO = sys.stdout, quiet: bool = Fal
     ------
     ReportFolderError
         When ``out`` is a file or holds files other than an earlier report.
+    ValueError
+        When a name in ``sections`` is not one of :data:`SECTIONS`.
     """
+    unknown = [name for name in sections if name not in SECTIONS]
+    if unknown:
+        raise ValueError(f"unknown sections {unknown}; known: {', '.join(SECTIONS)}")
     out = Path(out)
     _prepare(out)
-    sections = []
-    for name in SECTIONS:
+    ran = []
+    for name in (name for name in SECTIONS if name in sections):
         if not quiet:
             print(f"running {name} …", file=stream, flush=True)
         section = import_module(f"softmax_dispersion.reproduce.{name}").section(out)
-        sections.append(section)
+        ran.append(section)
         if not quiet and section.table:
             print(section.table, file=stream, flush=True)
-    report = Report(out=out, sections=sections)
+    report = Report(out=out, sections=ran)
     (out / "report.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n")
     (out / "report.md").write_text(_markdown(report))
     if not quiet:
@@ -143,6 +157,9 @@ def _summary(report: Report) -> str:
     for s in report.sections:
         lines.append(f"{s.name:<10} {s.result:<7} {s.seconds:>8.1f}  {s.summary}")
     verdict = "everything verified" if report.passed else "SOMETHING FAILED"
+    not_run = [name for name in SECTIONS if name not in {s.name for s in report.sections}]
+    if not_run:
+        verdict += f" (not run: {', '.join(not_run)})"
     lines.append(f"{verdict}; report in {report.out / 'report.md'}")
     return "\n".join(lines)
 

@@ -50,6 +50,8 @@ BAD_INPUT: list[tuple[list[str], str]] = [
     (["check", "numpy", "--out", "{tmp}/file.txt"], "exists and is not a folder"),
     (["reproduce", "--out", "{tmp}/file.txt"], "is not a folder"),
     (["export-coq", "{tmp}/file.txt"], "file.txt exists and is not a folder"),
+    (["reproduce", "--out", "{tmp}/r", "--sections", "proofs"], "--sections: unknown name"),
+    (["reproduce", "--out", "{tmp}/r", "--sections", "oracle,oracle"], "more than once"),
     (["report", "{tmp}"], "holds no metrics.json"),
     (
         ["experiment", "max-retrieval", "--resume", "--out", "{tmp}/missing"],
