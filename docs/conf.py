@@ -35,6 +35,7 @@ extensions = [
     "claim_pages",
     "coq_pages",
     "command_output",
+    "formula_math",
     "matplotlib.sphinxext.plot_directive",
 ]
 

@@ -6,8 +6,9 @@ The output shown in the docs is always produced by the code being documented::
     ```
 
 The command must start with ``softmax-dispersion``; it runs as
-``python -m softmax_dispersion ...`` in the build's interpreter, and a non-zero exit
-status fails the build.
+``python -m softmax_dispersion ...`` in the build's interpreter, in a fresh temporary
+folder (so a command may write files, ``--out report``, and its output does not depend
+on where the build was started), and a non-zero exit status fails the build.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
+import tempfile
 from typing import Any
 
 from docutils import nodes
@@ -37,13 +39,15 @@ class CommandOutput(SphinxDirective):
         words = shlex.split(command)
         if not words or words[0] != PROGRAM:
             raise ExtensionError(f"command-output only runs {PROGRAM}, not {command!r}")
-        done = subprocess.run(
-            [sys.executable, "-m", "softmax_dispersion", *words[1:]],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
+        with tempfile.TemporaryDirectory(prefix="command-output-") as folder:
+            done = subprocess.run(
+                [sys.executable, "-m", "softmax_dispersion", *words[1:]],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+                cwd=folder,
+            )
         if done.returncode != 0:
             raise ExtensionError(
                 f"{command!r} exited with {done.returncode}:\n{done.stdout}{done.stderr}"
