@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import fcntl
 import json
 import os
@@ -257,10 +258,8 @@ class DevTools:
 
     def close(self) -> None:
         """Ask the browser to quit; kill it if it does not."""
-        try:
+        with contextlib.suppress(BrowserError, OSError):
             self.send("Browser.close")
-        except (BrowserError, OSError):
-            pass
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -282,9 +281,9 @@ class Tab:
     def __init__(self, browser: DevTools) -> None:
         self.browser = browser
         target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = browser.send(
-            "Target.attachToTarget", {"targetId": target, "flatten": True}
-        )["sessionId"]
+        self.session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
         for domain in ("Page", "Runtime", "Network"):
             self.send(f"{domain}.enable")
         self.send(
@@ -362,7 +361,7 @@ def page_problems(report: dict[str, Any]) -> list[str]:
     problems = [f"shows raw TeX: {piece!r}" for piece in raw_tex([report["title"]])]
     problems += [f"shows raw TeX: {piece!r}" for piece in raw_tex(report["texts"])]
     if report["mathElements"] and report["mathjax"] != "done":
-        problems.append(f"has {report['mathElements']} formulas but MathJax did not run")
+        problems.append(f"has math ({report['mathElements']} formulas) but MathJax did not run")
     problems += [f"MathJax error: {error}" for error in report["mathErrors"]]
     problems += [f"image does not load: {src}" for src, ok in report["images"] if not ok]
     return problems

@@ -85,12 +85,28 @@ def display_math(latex: str | Sequence[str], indent: str = "") -> list[str]:
     return lines
 
 
+_RELATION_LATEX = {"==": "=", "<=": r"\leq", ">=": r"\geq", "<": "<", ">": ">", "!=": r"\neq"}
+
+
 def conjuncts_latex(statement: Any) -> list[str]:
-    """The LaTeX of a statement, one entry per conjunct of a top-level ``And``."""
+    """The LaTeX of a statement, one entry per conjunct of a top-level ``And``.
+
+    With several conjuncts, each entry carries one alignment mark ``&``, before a
+    relation's sign, so that their display lines up on the relations.
+    """
     import sympy as sp
 
     parts = statement.args if isinstance(statement, sp.And) else (statement,)
-    return [sp.latex(part) for part in parts]
+    if len(parts) == 1:
+        return [sp.latex(statement)]
+    lines = []
+    for part in parts:
+        if isinstance(part, sp.core.relational.Relational):
+            sign = _RELATION_LATEX[part.rel_op]
+            lines.append(f"{sp.latex(part.lhs)} &{sign} {sp.latex(part.rhs)}")
+        else:
+            lines.append(f"&{sp.latex(part)}")
+    return lines
 
 
 def _versions() -> str:
@@ -194,13 +210,12 @@ def claim_page(result: Any, formulas: dict[str, Any], versions: str) -> str:
                 )
             formula = formulas[name]
             args = ", ".join(sp.latex(arg) for arg in formula.args)
-            latex_name = name.replace("_", r"\_")
             lines += [
                 f"- `{name}({', '.join(str(a) for a in formula.args)})`: "
                 f"{escape(formula.description)}",
                 "",
                 *display_math(
-                    rf"\operatorname{{{latex_name}}}({args}) = {formula.latex}",
+                    rf"\texttt{{{name}}}({args}) = {formula.latex}",
                     indent="  ",
                 ),
                 "",

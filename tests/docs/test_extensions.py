@@ -1,0 +1,62 @@
+"""The docs' build-time extensions: plain-Unicode claim text, formulas from the theory."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sphinx")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "_ext"))
+
+import claim_pages
+import formula_math
+from sphinx.errors import ExtensionError
+
+from softmax_dispersion import theory
+
+
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        ("e^{−δ/θ}/n <= p_k <= e^{δ/θ}/n", "exp(−δ/θ)/n ≤ p_k ≤ exp(δ/θ)/n"),
+        ("exp(s log n · M) = n^{sM}", "exp(s log n · M) = nˢᴹ"),
+        ("γ_{n−1} and γ_{⌈log2 n⌉}", "γₙ₋₁ and γ_(⌈log2 n⌉)"),
+        ("a^{x y}", "a^(x y)"),
+        ("n >= 1 + c(1−ε)/ε", "n ≥ 1 + c(1−ε)/ε"),
+        ("p_max, e^δ, 10¹⁸", "p_max, e^δ, 10¹⁸"),
+    ],
+)
+def test_plain_text(text: str, plain: str) -> None:
+    assert claim_pages.plain_text(text) == plain
+
+
+def test_every_claim_title_is_plain_on_its_page() -> None:
+    for claim in theory.all_claims():
+        title = claim_pages.plain_text(claim.title)
+        assert "{" not in title and "<=" not in title and ">=" not in title, title
+
+
+def test_conjuncts_align_on_their_relations() -> None:
+    import sympy as sp
+
+    x, y = sp.symbols("x y", real=True)
+    # sympy orders an And's arguments canonically
+    assert sorted(claim_pages.conjuncts_latex(sp.And(sp.Le(x, y), sp.Eq(x, 1)))) == [
+        "x &= 1",
+        "x &\\leq y",
+    ]
+    # one formula is not in an alignment, so it carries no &
+    assert claim_pages.conjuncts_latex(sp.Le(x, y)) == ["x \\leq y"]
+
+
+def test_formula_math_fills_in_the_exported_latex() -> None:
+    filled = formula_math.fill("{{dispersion_lower}} \\le p_k", theory.FORMULAS)
+    assert filled == "{" + theory.FORMULAS["dispersion_lower"].latex + "} \\le p_k"
+    assert formula_math.fill("\\frac{1}{n}", theory.FORMULAS) == "\\frac{1}{n}"
+
+
+def test_formula_math_refuses_an_unknown_formula() -> None:
+    with pytest.raises(ExtensionError, match="'dispersion_upperr' is not in"):
+        formula_math.fill("{{dispersion_upperr}}", theory.FORMULAS)
