@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -60,3 +61,46 @@ def test_formula_math_fills_in_the_exported_latex() -> None:
 def test_formula_math_refuses_an_unknown_formula() -> None:
     with pytest.raises(ExtensionError, match="'dispersion_upperr' is not in"):
         formula_math.fill("{{dispersion_upperr}}", theory.FORMULAS)
+
+
+def test_parameters_are_the_symbols_no_definition_defines() -> None:
+    import sympy as sp
+
+    n, theta, total, x = sp.symbols("n theta S x", real=True)
+    f = sp.Function("A", real=True)
+    claim = SimpleNamespace(
+        statement=sp.Le(total, n * f(theta)), assumptions=[sp.Gt(theta, 0)], definitions=()
+    )
+    assert claim_pages.parameters(claim, [sp.Ge(x, 0)]) == [
+        "S",
+        "n",
+        "\\theta",
+        "x",
+        "A{\\left(\\theta \\right)}",
+    ]
+
+
+def test_definitions_are_shown_from_the_claims_record() -> None:
+    definitions = pytest.importorskip("softmax_dispersion.theory.definitions")
+    import sympy as sp
+
+    n, theta, e_j, lo, hi, total, c, root, x = sp.symbols("n theta e_j m M S c r x", real=True)
+    others = definitions.Family(
+        "others", (e_j,), n - 1, (sp.Le(lo, e_j), sp.Le(e_j, hi)), "the other logits"
+    )
+    record = (
+        definitions.SumOver(total, sp.exp(e_j / theta), others, "their exponentials, summed"),
+        definitions.Let(c, sp.exp((hi - lo) / theta), "the dispersion constant."),
+        definitions.RealRoot(root, x**2 - 2, x, 1, 2, "the square root of 2"),
+    )
+    lines = claim_pages.definition_lines(record)
+    assert lines[0].startswith("- {math}`e_{j} \\in \\text{others}`: the other logits")
+    assert "{math}`n - 1` terms, each with {math}`m \\leq e_{j},\\ e_{j} \\leq M`" in lines[0]
+    assert lines[1].startswith("- {math}`S = \\sum_{e_{j} \\in \\text{others}} e^{")
+    assert lines[2] == ("- {math}`c = e^{\\frac{M - m}{\\theta}}`: the dispersion constant.")
+    assert lines[3].startswith("- {math}`r`, the one real root in {math}`(1, 2)` of")
+    # with the definitions, S, c and r are no longer parameters of a claim that uses them
+    claim = SimpleNamespace(
+        statement=sp.Le(total + c + root, n), assumptions=[], definitions=record
+    )
+    assert claim_pages.parameters(claim, []) == ["n"]
