@@ -439,9 +439,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"check_pages: {len(reports) - len(failed)} of {len(reports)} pages pass "
         f"({formulas} formulas typeset, offline, {time.perf_counter() - start:.1f} s)"
     )
+    missing = []
     if args.screenshots is not None:
-        print(f"check_pages: screenshots in {args.screenshots}")
-    return 1 if failed else 0
+        saved = [name for name in SCREENSHOTS.values() if (args.screenshots / name).is_file()]
+        missing = [page for page in SCREENSHOTS if not (args.site / page).is_file()]
+        print(f"check_pages: screenshots {', '.join(saved)} in {args.screenshots}")
+        for page in missing:
+            print(f"{page}: not in the site, so no screenshot of it")
+    return 1 if failed or missing else 0
 
 
 if __name__ == "__main__":

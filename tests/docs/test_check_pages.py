@@ -205,3 +205,19 @@ def test_a_sphinx_build_with_a_planted_raw_formula_fails(tmp_path: Path) -> None
     assert reports["raw.html"].problems == [
         "shows raw TeX: 'beside a raw formula: \\\\frac{1}{n}.'"
     ]
+
+
+@needs_browser
+def test_screenshots_are_kept_and_a_missing_page_for_one_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site, shots = tmp_path / "site", tmp_path / "shots"
+    site.mkdir()
+    (site / "index.html").write_text(_page("<p>Landing.</p>"))
+    assert check_pages.main([str(site), "--screenshots", str(shots)]) == 1
+    assert "theory/claims/T1.html: not in the site" in capsys.readouterr().out
+    assert (shots / "landing.png").read_bytes().startswith(b"\x89PNG")
+    (site / "theory" / "claims").mkdir(parents=True)
+    (site / "theory" / "claims" / "T1.html").write_text(_page("<p>T1.</p>"))
+    assert check_pages.main([str(site), "--screenshots", str(shots)]) == 0
+    assert (shots / "T1.png").read_bytes().startswith(b"\x89PNG")
