@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from claim_pages import escape
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
@@ -64,7 +65,7 @@ def statements_fragment() -> str:
         problems = statement_mismatches(claim, text)
         if problems:
             raise ExtensionError(f"{claim.id}: the printed statement differs: {problems}")
-        lines += [f"### {claim.id}: {claim.title}", "", "**sympy claim** (statement):", ""]
+        lines += [f"### {claim.id}: {escape(claim.title)}", "", "**sympy claim** (statement):", ""]
         parts = claim.statement.args if isinstance(claim.statement, sp.And) else (claim.statement,)
         lines += ["```{math}", *"\n\n".join(sp.latex(p) for p in parts).split("\n"), "```", ""]
         lines += ["under the assumptions", ""]
@@ -99,7 +100,7 @@ def statements_fragment() -> str:
     lines += ["### Not formalised", "", "| Claim | Title | Why not |", "| --- | --- | --- |"]
     for claim, reason in others:
         cell = reason.replace("|", "\\|")
-        lines.append(f"| {claim.id} | {claim.title} | {cell} |")
+        lines.append(f"| {claim.id} | {escape(claim.title)} | {cell} |")
     lines.append("")
     return "\n".join(lines)
 

@@ -260,7 +260,7 @@ def render_markdown(result: Mapping[str, Any], measurements: Mapping[str, Any]) 
         "## Every head",
         "",
         "δ* is the certified upper bound on any row's logit spread, for every possible input; "
-        "n*(½) = 1 + e^{δ*} (T4 at ε = ½). 'T1 < ½ at': the smallest n measured at which the "
+        "n*(½) = 1 + exp(δ*) (T4 at ε = ½). 'T1 < ½ at': the smallest n measured at which the "
         "head's median text row has T1 bound below ½.",
         "",
         *_head_table(result),
