@@ -171,7 +171,7 @@ def parameters(claim: Any, conclusions: Sequence[Any]) -> list[str]:
     from sympy.core.function import AppliedUndef
 
     defined: set[Any] = set()
-    for definition in getattr(claim, "definitions", ()):
+    for definition in claim.definitions:
         symbol = definition.symbol
         defined.add(symbol.func if isinstance(symbol, AppliedUndef) else symbol)
         family = getattr(definition, "family", None)
@@ -233,18 +233,15 @@ def claim_page(result: Any, formulas: dict[str, Any], versions: str) -> str:
         lines += ["All of the following hold:", ""]
     lines += [*display_math(statement), ""]
 
-    # Recorded definitions (claim.definitions) come with the kernel of issue 9; a claim
-    # without the attribute has none to show.
-    definitions = getattr(claim, "definitions", ())
-    if definitions:
+    if claim.definitions:
         lines += [
             "## Definitions",
             "",
-            "Recorded with the claim and checked by the kernel before any step (each a "
-            "fresh symbol, defined once, before it is used); their defining equations "
-            "are among the facts the steps may use.",
+            "Part of the claim, checked by the kernel before any step (each a fresh "
+            "symbol, defined once, before it is used); their defining equations are among "
+            "the facts the steps may use.",
             "",
-            *definition_lines(definitions),
+            *definition_lines(claim.definitions),
             "",
         ]
 
@@ -258,18 +255,6 @@ def claim_page(result: Any, formulas: dict[str, Any], versions: str) -> str:
     else:
         lines.append("None.")
     lines.append("")
-    if claim.definitions:
-        lines += [
-            "## Definitions",
-            "",
-            "Part of the claim: each symbol below is defined once, by its equation.",
-            "",
-        ]
-        for definition in claim.definitions:
-            lines.append(
-                f"- {{math}}`{sp.latex(definition.equation)}`: {escape(definition.description)}"
-            )
-        lines.append("")
     if result.witness:
         lines += [f"**Not vacuous:** {escape(result.witness)}.", ""]
     if claim.cites:

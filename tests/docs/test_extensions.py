@@ -81,8 +81,9 @@ def test_parameters_are_the_symbols_no_definition_defines() -> None:
 
 
 def test_definitions_are_shown_from_the_claims_record() -> None:
-    definitions = pytest.importorskip("softmax_dispersion.theory.definitions")
     import sympy as sp
+
+    from softmax_dispersion.theory import definitions
 
     n, theta, e_j, lo, hi, total, c, root, x = sp.symbols("n theta e_j m M S c r x", real=True)
     others = definitions.Family(
@@ -104,3 +105,23 @@ def test_definitions_are_shown_from_the_claims_record() -> None:
         statement=sp.Le(total + c + root, n), assumptions=[], definitions=record
     )
     assert claim_pages.parameters(claim, []) == ["n"]
+
+
+def test_every_symbol_of_t1_is_a_parameter_or_recorded_definition() -> None:
+    t1 = next(claim for claim in theory.all_claims() if claim.id == "T1")
+    conclusions = [step.conclusion for step in t1.proof()]
+    # S, the sum of the other exponentials, is T1's definition, not a free parameter
+    assert claim_pages.parameters(t1, conclusions) == ["M", "e_{k}", "m", "n", "\\theta"]
+    shown = claim_pages.definition_lines(t1.definitions)
+    assert shown[0].startswith("- {math}`e_{j} \\in \\text{others}`")
+    assert shown[1].startswith("- {math}`S = \\sum_{e_{j} \\in \\text{others}}")
+
+
+def test_a_claim_page_has_one_definitions_section_and_its_witness() -> None:
+    t1 = next(claim for claim in theory.all_claims() if claim.id == "T1")
+    result = t1.check({})
+    page = claim_pages.claim_page(result, theory.FORMULAS, "versions")
+    assert page.count("## Definitions") == 1
+    for line in claim_pages.definition_lines(t1.definitions):
+        assert line in page
+    assert result.witness and "**Not vacuous:**" in page
