@@ -85,6 +85,54 @@ def display_math(latex: str | Sequence[str], indent: str = "") -> list[str]:
     return lines
 
 
+def _name_part(text: str, font: str) -> str:
+    """One part of a symbol's name: a letter or a Greek name as sympy prints it, a word
+    (``norm``, ``max``) upright or italic as one word, not as a product of letters."""
+    import sympy as sp
+
+    words = []
+    for word in text.split():
+        printed = sp.latex(sp.Symbol(word))
+        words.append(
+            printed if len(word) == 1 or printed.startswith("\\") else f"\\{font}{{{word}}}"
+        )
+    return r"\ ".join(words)
+
+
+def symbol_latex(name: str) -> str:
+    r"""The LaTeX of a symbol's name, with words set as words.
+
+    sympy prints ``norm_Kx i`` as ``norm_{Kx i}``, which TeX sets as the product of four
+    letters with the space dropped; here a word of the base is italic and a word of a
+    sub- or superscript upright, and spaces are kept.
+
+    >>> symbol_latex("norm_attention out"), symbol_latex("p_max"), symbol_latex("sigma_q")
+    ('\\mathit{norm}_{\\mathrm{attention}\\ \\mathrm{out}}', 'p_{\\mathrm{max}}', '\\sigma_{q}')
+    """
+    from sympy.printing.conventions import split_super_sub
+
+    if "{" in name or "\\" in name:  # already TeX: leave it to sympy
+        import sympy as sp
+
+        return sp.latex(sp.Symbol(name))
+    base, supers, subs = split_super_sub(name)
+    latex = _name_part(base, "mathit")
+    if supers:
+        latex += "^{" + r"\ ".join(_name_part(s, "mathrm") for s in supers) + "}"
+    if subs:
+        latex += "_{" + r"\ ".join(_name_part(s, "mathrm") for s in subs) + "}"
+    return latex
+
+
+def tex(expr: Any) -> str:
+    """``sympy.latex`` of an expression, its symbols' names set by :func:`symbol_latex`."""
+    import sympy as sp
+
+    expr = sp.sympify(expr)
+    names = {s: symbol_latex(s.name) for s in expr.atoms(sp.Symbol)}
+    return sp.latex(expr, symbol_names=names)
+
+
 _RELATION_LATEX = {"==": "=", "<=": r"\leq", ">=": r"\geq", "<": "<", ">": ">", "!=": r"\neq"}
 
 
@@ -98,14 +146,14 @@ def conjuncts_latex(statement: Any) -> list[str]:
 
     parts = statement.args if isinstance(statement, sp.And) else (statement,)
     if len(parts) == 1:
-        return [sp.latex(statement)]
+        return [tex(statement)]
     lines = []
     for part in parts:
         if isinstance(part, sp.core.relational.Relational):
             sign = _RELATION_LATEX[part.rel_op]
-            lines.append(f"{sp.latex(part.lhs)} &{sign} {sp.latex(part.rhs)}")
+            lines.append(f"{tex(part.lhs)} &{sign} {tex(part.rhs)}")
         else:
-            lines.append(f"&{sp.latex(part)}")
+            lines.append(f"&{tex(part)}")
     return lines
 
 
@@ -120,7 +168,6 @@ def definition_lines(definitions: Sequence[Any]) -> list[str]:
     of the other exponentials, a root, an abbreviation) is one of these, so the page
     defines it from the claim's own record, never from retyped text.
     """
-    import sympy as sp
 
     from softmax_dispersion.theory.definitions import Let, RealRoot, SumOver
 
@@ -130,30 +177,30 @@ def definition_lines(definitions: Sequence[Any]) -> list[str]:
             families.append(definition.family)
     lines = []
     for family in families:
-        members = ", ".join(sp.latex(index) for index in family.index)
+        members = ", ".join(tex(index) for index in family.index)
         if len(family.index) > 1:
             members = f"({members})"
         member_of = members + r" \in \text{" + family.name + "}"
-        domain = r",\ ".join(sp.latex(relation) for relation in family.domain)
+        domain = r",\ ".join(tex(relation) for relation in family.domain)
         where = f", each with {_inline(domain)}" if domain else ""
         lines.append(
             f"- {_inline(member_of)}: {escape(family.description.rstrip('.'))} "
-            f"({_inline(sp.latex(family.count))} terms{where})."
+            f"({_inline(tex(family.count))} terms{where})."
         )
     for definition in definitions:
-        symbol = sp.latex(definition.symbol)
+        symbol = tex(definition.symbol)
         if isinstance(definition, SumOver):
             family = definition.family
-            index = ", ".join(sp.latex(i) for i in family.index)
+            index = ", ".join(tex(i) for i in family.index)
             over = r"\sum_{" + index + r" \in \text{" + family.name + "}}"
-            shown = _inline(f"{symbol} = {over} {sp.latex(definition.term)}")
+            shown = _inline(f"{symbol} = {over} {tex(definition.term)}")
         elif isinstance(definition, Let):
-            shown = _inline(f"{symbol} = {sp.latex(definition.expression)}")
+            shown = _inline(f"{symbol} = {tex(definition.expression)}")
         elif isinstance(definition, RealRoot):
-            ends = f"{sp.latex(definition.lower)}, {sp.latex(definition.upper)}"
+            ends = f"{tex(definition.lower)}, {tex(definition.upper)}"
             shown = (
                 f"{_inline(symbol)}, the one real root in {_inline(f'({ends})')} of "
-                f"{_inline(sp.latex(definition.equation))}"
+                f"{_inline(tex(definition.equation))}"
             )
         else:  # a kind of definition this page does not know: fail the build loudly
             raise ExtensionError(f"cannot show a {type(definition).__name__} definition")
@@ -186,7 +233,7 @@ def parameters(claim: Any, conclusions: Sequence[Any]) -> list[str]:
                 functions.setdefault(applied.func, applied)
     found = sorted(symbols, key=sp.default_sort_key)
     found += sorted(functions.values(), key=sp.default_sort_key)
-    return [sp.latex(item) for item in found]
+    return [tex(item) for item in found]
 
 
 def _versions() -> str:
@@ -203,7 +250,6 @@ def _versions() -> str:
 
 def claim_page(result: Any, formulas: dict[str, Any], versions: str) -> str:
     """The MyST page of one verified claim."""
-    import sympy as sp
 
     claim = result.claim
     module = claim.proof.__module__
@@ -248,10 +294,11 @@ def claim_page(result: Any, formulas: dict[str, Any], versions: str) -> str:
     lines += ["## Assumptions", ""]
     free = parameters(claim, [step.conclusion for step in steps])
     if free:
-        values = f"The claim holds for all real values of {_inline(', '.join(free))}"
+        # one formula per symbol, so that a long list wraps (inline math does not)
+        values = f"The claim holds for all real values of {', '.join(map(_inline, free))}"
         lines += [values + (" that satisfy:" if claim.assumptions else "."), ""]
     if claim.assumptions:
-        lines += [f"- {{math}}`{sp.latex(a)}`" for a in claim.assumptions]
+        lines += [f"- {{math}}`{tex(a)}`" for a in claim.assumptions]
     else:
         lines.append("None.")
     lines.append("")
@@ -293,7 +340,7 @@ def claim_page(result: Any, formulas: dict[str, Any], versions: str) -> str:
                     f"claim {claim.id} names formula {name!r}, which is not in FORMULAS"
                 )
             formula = formulas[name]
-            args = ", ".join(sp.latex(arg) for arg in formula.args)
+            args = ", ".join(tex(arg) for arg in formula.args)
             lines += [
                 f"- `{name}({', '.join(str(a) for a in formula.args)})`: "
                 f"{escape(formula.description)}",

@@ -125,3 +125,35 @@ def test_a_claim_page_has_one_definitions_section_and_its_witness() -> None:
     for line in claim_pages.definition_lines(t1.definitions):
         assert line in page
     assert result.witness and "**Not vacuous:**" in page
+
+
+@pytest.mark.parametrize(
+    ("name", "latex"),
+    [
+        ("norm_Kx i", "\\mathit{norm}_{\\mathrm{Kx}\\ i}"),
+        ("weighted_value_norms", "\\mathit{weighted}_{\\mathrm{value}\\ \\mathrm{norms}}"),
+        ("e_max", "e_{\\mathrm{max}}"),
+        ("beta_norm", "\\beta_{\\mathrm{norm}}"),
+        ("e_k", "e_{k}"),
+        ("theta", "\\theta"),
+        ("dim", "\\mathit{dim}"),
+    ],
+)
+def test_symbol_names_are_set_as_words(name: str, latex: str) -> None:
+    assert claim_pages.symbol_latex(name) == latex
+
+
+def test_tex_sets_every_symbol_of_an_expression_by_its_name() -> None:
+    import sympy as sp
+
+    norm, sigma = sp.symbols("norm_x sigma_q", real=True)
+    assert claim_pages.tex(sp.Le(norm, 2 * sigma)) == "\\mathit{norm}_{x} \\leq 2 \\sigma_{q}"
+
+
+def test_the_parameters_are_one_formula_each_so_that_the_line_wraps() -> None:
+    t9 = next(claim for claim in theory.all_claims() if claim.id == "T9")
+    page = claim_pages.claim_page(t9.check({}), theory.FORMULAS, "versions")
+    (line,) = [line for line in page.splitlines() if "holds for all real values" in line]
+    assert line.count("{math}`") == len(
+        claim_pages.parameters(t9, [s.conclusion for s in t9.proof()])
+    )
