@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from softmax_dispersion.theory import all_claims
+
 sys.path.insert(0, str(Path(__file__).parent / "_ext"))
 
 project = "softmax-dispersion"
@@ -60,7 +62,11 @@ exclude_patterns = [
 
 # Nothing is fetched at build time (no intersphinx, no remote images) and nothing when a
 # page is viewed: MathJax comes with the build (sphinx-mathjax-offline, above).
-myst_enable_extensions = ["deflist", "dollarmath"]
+myst_enable_extensions = ["deflist", "dollarmath", "substitution"]
+# Counts and ranges of claims in the prose come from the registry, so that a new claim
+# shows up there without an edit ({{ claim_range }} reads "T1–T12" with twelve claims).
+_claim_ids = [claim.id for claim in all_claims()]
+myst_substitutions = {"claim_range": f"{_claim_ids[0]}–{_claim_ids[-1]}"}
 myst_heading_anchors = 3
 
 autodoc_member_order = "bysource"
