@@ -114,7 +114,7 @@ def symbol_latex(name: str) -> str:
     if "{" in name or "\\" in name:  # already TeX: leave it to sympy
         import sympy as sp
 
-        return sp.latex(sp.Symbol(name))
+        return str(sp.latex(sp.Symbol(name)))
     base, supers, subs = split_super_sub(name)
     latex = _name_part(base, "mathit")
     if supers:
@@ -130,7 +130,7 @@ def tex(expr: Any) -> str:
 
     expr = sp.sympify(expr)
     names = {s: symbol_latex(s.name) for s in expr.atoms(sp.Symbol)}
-    return sp.latex(expr, symbol_names=names)
+    return str(sp.latex(expr, symbol_names=names))
 
 
 _RELATION_LATEX = {"==": "=", "<=": r"\leq", ">=": r"\geq", "<": "<", ">": ">", "!=": r"\neq"}
