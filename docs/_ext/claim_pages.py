@@ -85,17 +85,32 @@ def display_math(latex: str | Sequence[str], indent: str = "") -> list[str]:
     return lines
 
 
+def _a_letter(word: str) -> bool:
+    """Whether sympy prints ``word`` as one letter: a letter or a Greek name, with any
+    accents it names (``Ydot``: a dotted Y)."""
+    from sympy.printing.latex import greek_letters_set, modifier_dict, other_symbols
+
+    if len(word) == 1 or word.lower() in greek_letters_set | {"lamda"} or word in other_symbols:
+        return True
+    return any(
+        word.lower().endswith(key) and len(word) > len(key) and _a_letter(word[: -len(key)])
+        for key in modifier_dict
+    )
+
+
 def _name_part(text: str, font: str) -> str:
-    """One part of a symbol's name: a letter or a Greek name as sympy prints it, a word
-    (``norm``, ``max``) upright or italic as one word, not as a product of letters."""
+    """One part of a symbol's name: a letter as sympy prints it (:func:`_a_letter`), any
+    other word (``norm``, ``max``) in ``font`` as one word, not as a product of letters.
+
+    sympy reads the endings of other words as accents too ("typical" ends in "cal" and
+    would print as ``\\mathcal{typi}``); here they stay words.
+    """
     import sympy as sp
 
-    words = []
-    for word in text.split():
-        printed = sp.latex(sp.Symbol(word))
-        words.append(
-            printed if len(word) == 1 or printed.startswith("\\") else f"\\{font}{{{word}}}"
-        )
+    words = [
+        sp.latex(sp.Symbol(word)) if _a_letter(word) else f"\\{font}{{{word}}}"
+        for word in text.split()
+    ]
     return r"\ ".join(words)
 
 

@@ -137,6 +137,10 @@ def test_a_claim_page_has_one_definitions_section_and_its_witness() -> None:
         ("e_k", "e_{k}"),
         ("theta", "\\theta"),
         ("dim", "\\mathit{dim}"),
+        ("S_typical", "S_{\\mathrm{typical}}"),
+        ("lamda", "\\lambda"),
+        ("Ydot", "\\dot{Y}"),
+        ("thetahat_max", "\\hat{\\theta}_{\\mathrm{max}}"),
     ],
 )
 def test_symbol_names_are_set_as_words(name: str, latex: str) -> None:
