@@ -16,7 +16,13 @@ from softmax_dispersion.theory._core import ProofError, require
 from softmax_dispersion.theory._exponentials import exp_to_rational
 from softmax_dispersion.theory._expressions import domain_conditions, power_bases
 
-__all__ = ["decide_identity", "leading_term_limit", "proved", "sign_assumptions"]
+__all__ = [
+    "decide_identity",
+    "leading_term_limit",
+    "proved",
+    "require_inputs_defined",
+    "sign_assumptions",
+]
 
 _SHORT_MS = 5_000
 
@@ -106,6 +112,25 @@ def require_defined(facts: Sequence[sp.Basic], exprs: Sequence[sp.Basic], what: 
     """Every partial operation in ``exprs`` is inside its domain (z3, from ``facts``)."""
     for condition, name in domain_conditions(*exprs):
         require(facts, condition, f"{what}: {name}")
+
+
+def require_inputs_defined(
+    facts: Sequence[sp.Basic], inputs: Sequence[tuple[sp.Basic | None, str]]
+) -> None:
+    """Every input a rule combines is well-defined as written (z3, from ``facts``).
+
+    A rule that builds an expression out of its inputs (a coefficient times a part's
+    term, a count times a bound, a weight times a value, an endpoint or a point put in
+    for a variable) hands the pieces to sympy, which evaluates as it builds:
+    ``a * (1/a)`` is ``1`` at once, ``(x * b).subs(x, 1/b)`` is ``1``.  Those rewritings
+    hold only where every partial operation of the pieces is inside its domain, and a
+    side condition read from the result can no longer see the pieces' denominators.  So
+    every rule calls this first, on every input it combines, with a name for each
+    (``None`` inputs are skipped); the failure names the input and the condition.
+    """
+    for expr, what in inputs:
+        if expr is not None:
+            require_defined(facts, [sp.sympify(expr)], what)
 
 
 def decide_identity(

@@ -21,7 +21,7 @@ import sympy as sp
 from sympy.core.function import AppliedUndef
 
 from softmax_dispersion.theory._core import Context, ProofError, Step, frozen_inputs
-from softmax_dispersion.theory._deciders import decide_identity
+from softmax_dispersion.theory._deciders import decide_identity, require_inputs_defined
 from softmax_dispersion.theory.definitions import SumAt, SumOver
 
 __all__ = ["Differentiate", "Monotone", "SumDerivative"]
@@ -80,6 +80,10 @@ class Monotone(Step):
             raise ProofError(f"the endpoints must not depend on {var}")
         if sp.sympify(self.function).has(AppliedUndef, sp.Derivative, sp.Subs):
             raise ProofError("the function must be an explicit expression in the variable")
+        # the conclusion puts the endpoints in for var, and sympy evaluates as it does
+        require_inputs_defined(
+            context.facts, [(self.lo, "the lower endpoint"), (self.hi, "the upper endpoint")]
+        )
         context.require(sp.Le(self.lo, self.hi, evaluate=False), "the order of the endpoints")
         inside = [sp.Le(self.lo, var, evaluate=False), sp.Le(var, self.hi, evaluate=False)]
         interval = context.with_facts(inside)
@@ -348,6 +352,21 @@ class SumDerivative(Step):
                     f"name it by a function of {var}, like A({var})"
                 )
         inside = context.inside(family)
+        # the point is put in for var, coefficient · term and coefficient · symbol are
+        # evaluated by sympy as they are built
+        require_inputs_defined(
+            context.facts,
+            [
+                (point, "the point"),
+                *(
+                    (sp.sympify(coeff), f"the coefficient {sp.sstr(coeff)}")
+                    for coeff, _ in self.combination
+                ),
+            ],
+        )
+        require_inputs_defined(
+            inside.facts, [(part.term, f"the term of {sp.sstr(part.symbol)}") for part in parts]
+        )
         _require_smooth(inside, term, var, point, {})
         slope = sp.diff(term, var)
         if point is not None:
@@ -467,6 +486,8 @@ class Differentiate(Step):
         _check_held_constant(expr, var, set(), self.constants)
         if point is not None:
             _check_point(point, value, var, set())
+        # the point is put in for var (the claimed value is compared as written, by z3)
+        require_inputs_defined(facts, [(point, "the point")])
         applied = sorted(expr.atoms(AppliedUndef), key=sp.default_sort_key)
         for function in applied:
             if not _is_function_of(function, var):

@@ -22,6 +22,7 @@ from softmax_dispersion.theory._deciders import (
     decide_identity,
     leading_term_limit,
     require_defined,
+    require_inputs_defined,
     sign_assumptions,
 )
 from softmax_dispersion.theory._expressions import domain_conditions
@@ -333,6 +334,14 @@ class ExpMonotone(Step):
         )
 
     def decide(self, context: Context) -> str:
+        require_inputs_defined(
+            context.facts,
+            [
+                (self.lower, "the smaller side"),
+                (self.upper, "the larger side"),
+                (self.scale, "the scale"),
+            ],
+        )
         context.require(
             _relation(self.strict)(self.lower, self.upper, evaluate=False), "the premise"
         )
@@ -420,6 +429,15 @@ class SumOfTerms(Step):
             raise ProofError("no bound to sum")
         _free_of_index(self.lower, family, "the lower bound")
         _free_of_index(self.upper, family, "the upper bound")
+        # the conclusion is count · bound, which sympy evaluates as it is built
+        require_inputs_defined(
+            context.facts,
+            [
+                (family.count, "the count"),
+                (self.lower, "the lower bound"),
+                (self.upper, "the upper bound"),
+            ],
+        )
         least = 1 if self.strict else 0
         context.require(sp.Ge(family.count, least, evaluate=False), f"a count of at least {least}")
         relation = _relation(self.strict)
@@ -454,7 +472,13 @@ def _weighted(
         raise ProofError("no bound to sum")
     _free_of_index(lower, family, "the lower bound")
     _free_of_index(upper, family, "the upper bound")
+    # the conclusion is bound · W, the identity's right side weight · value: both are
+    # evaluated by sympy as they are built, so the pieces must be well-defined first
+    require_inputs_defined(context.facts, [(lower, "the lower bound"), (upper, "the upper bound")])
     inside = context.inside(family)
+    require_inputs_defined(
+        inside.facts, [(weights.term, "the weights' term"), (value, "the value")]
+    )
     decide_identity(total.term, weights.term * value, inside.facts, "term = weight · value")
     goals = [(sp.Ge(weights.term, 0, evaluate=False), "non-negativity of the weights")]
     if lower is not None:
@@ -572,9 +596,17 @@ class SumLinearity(Step):
         _same_family(parts, family)
         for coeff, _ in self.combination:
             _free_of_index(coeff, family, "a coefficient")
+        inside = context.inside(family)
+        # coefficient · term and coefficient · symbol are evaluated as they are built
+        require_inputs_defined(
+            context.facts,
+            [(coeff, f"the coefficient {sp.sstr(coeff)}") for coeff, _ in self.combination],
+        )
+        require_inputs_defined(
+            inside.facts, [(part.term, f"the term of {sp.sstr(part.symbol)}") for part in parts]
+        )
         pairs = zip(self.combination, parts, strict=True)
         termwise = sp.Add(*(coeff * part.term for (coeff, _), part in pairs))
-        inside = context.inside(family)
         if self.substitute:
             lhs, rhs = _substituted(inside, self.substitute, target.term, termwise)
             detail = decide_identity(lhs, rhs, inside.facts, "the termwise identity", True)

@@ -23,6 +23,7 @@ from softmax_dispersion.theory.kernel import (
     Claim,
     ClaimResult,
     ConvexCombination,
+    Differentiate,
     ExpMonotone,
     Family,
     Identity,
@@ -32,9 +33,11 @@ from softmax_dispersion.theory.kernel import (
     Limit,
     Monotone,
     RealRoot,
+    SumDerivative,
     SumLinearity,
     SumOfTerms,
     SumOver,
+    WeightedSum,
 )
 from softmax_dispersion.theory.symbols import M, e_j, e_k, m, n, theta
 
@@ -695,3 +698,142 @@ def test_a_witness_whose_count_is_not_a_natural_number_fails() -> None:
 def test_a_witness_outside_a_familys_domain_fails() -> None:
     witness = {theta: 1, n: 2, m: 0, M: 1, e_k: 0, e_j: 5}
     rejected(dataclasses.replace(T1, witness=witness), "the domain of 'others'")
+
+
+# --------------------------------------------------------------------------------------
+# 10. Expressions a rule builds from its inputs: sympy evaluates as it builds
+#     (a·(1/a) is 1 at once), so each input's denominators are side conditions first.
+
+_ones = Family("ones", (j,), n, (), "n members")
+_T, _P, _W = sp.symbols("T P W", real=True)
+_A = sp.Function("A", real=True)
+t = sp.Symbol("t", real=True)
+
+
+def test_sum_linearity_sees_the_denominator_of_a_parts_term() -> None:
+    """Σ 1 = a · Σ (1/a) termwise gave n = a·P, hence a ≠ 0 for every a (false at 0)."""
+    ones = SumOver(_T, sp.Integer(1), _ones)
+    reciprocals = SumOver(_P, 1 / a, _ones)
+    proof = [
+        SumLinearity(ones, [(a, reciprocals)], "1 = a · (1/a) termwise"),
+        SumOfTerms(ones, 1, 1, "T = n"),
+        Implied(sp.Ne(a, 0), "n = a P with n >= 1"),
+    ]
+    rejected(
+        claim(
+            sp.Ne(a, 0),
+            proof,
+            [sp.Ge(n, 1)],
+            definitions=(ones, reciprocals),
+            witness={n: 1, j: 0, a: 1},
+        ),
+        "the term of P: the denominator a != 0",
+    )
+
+
+def test_sum_linearity_sees_the_denominator_of_a_coefficient() -> None:
+    """Σ 1 = (1/a) · Σ a termwise: at a = 0 the right side reads (1/0)·0 = 0, not n."""
+    ones = SumOver(_T, sp.Integer(1), _ones)
+    copies = SumOver(_P, a, _ones)
+    step = SumLinearity(ones, [(1 / a, copies)], "1 = (1/a) · a termwise")
+    rejected(
+        claim(step.conclusion, [step], definitions=(ones, copies), witness={n: 1, j: 0, a: 1}),
+        "the coefficient 1/a: the denominator a != 0",
+    )
+
+
+def test_sum_derivative_sees_the_denominator_of_a_parts_term() -> None:
+    """d/dt Σ t at 0 = a · Σ (1/a): the same a ≠ 0 through SumDerivative."""
+    slopes = SumOver(_A(t), t, _ones)
+    ones = SumOver(_T, sp.Integer(1), _ones)
+    reciprocals = SumOver(_P, 1 / a, _ones)
+    proof = [
+        SumDerivative(slopes, t, [(1, ones)], "A'(0) = Σ 1", point=sp.Integer(0)),
+        SumDerivative(slopes, t, [(a, reciprocals)], "A'(0) = a Σ 1/a", point=sp.Integer(0)),
+        SumOfTerms(ones, 1, 1, "T = n"),
+        Implied(sp.Ne(a, 0), "n = a P with n >= 1"),
+    ]
+    rejected(
+        claim(
+            sp.Ne(a, 0),
+            proof,
+            [sp.Ge(n, 1)],
+            definitions=(slopes, ones, reciprocals),
+            witness={n: 1, j: 0, a: 1},
+        ),
+        "the term of P: the denominator a != 0",
+    )
+
+
+def test_sum_of_terms_sees_the_denominator_of_a_bound() -> None:
+    """n terms of 1/n sum to at least n·(1/n) = 1: false for the empty family (n = 0)."""
+    fractions = SumOver(S, 1 / n, _ones)
+    statement = sp.Le(1, S, evaluate=False)
+    rejected(
+        claim(
+            statement,
+            [SumOfTerms(fractions, 1 / n, None, "each term is 1/n")],
+            [sp.Ge(n, 0)],
+            definitions=(fractions,),
+            witness={n: 1, j: 0},
+        ),
+        "the lower bound: the denominator n != 0",
+    )
+
+
+def test_a_weighted_sum_sees_the_denominator_of_its_value() -> None:
+    """Weights x_j = a with 1/x_j <= 2: term 1 = x·(1/x) gave n <= 2na, hence a ≠ 0."""
+    members = Family("members", (x,), n, (sp.Eq(x, a), sp.Ge(x, 0), sp.Le(1 / x, 2)))
+    ones = SumOver(S, sp.Integer(1), members)
+    weights = SumOver(_W, x, members)
+    proof = [
+        SumOfTerms(ones, 1, 1, "S = n"),
+        SumOfTerms(weights, a, a, "W = n a"),
+        WeightedSum(ones, weights, 1 / x, None, 2, "1 = x · (1/x), and 1/x <= 2"),
+        Implied(sp.Ne(a, 0), "n <= 2 n a with n >= 1"),
+    ]
+    rejected(
+        claim(
+            sp.Ne(a, 0),
+            proof,
+            [sp.Ge(n, 1)],
+            definitions=(ones, weights),
+            witness={n: 1, x: 1, a: 1},
+        ),
+        "the value: the denominator x != 0",
+    )
+
+
+def test_a_convex_combination_sees_the_denominator_of_its_value() -> None:
+    """Weights adding up to 1 with 1/w <= 2: Σ 1 <= 2 claimed, false for w = (1, 0, 0)."""
+    weight = sp.Symbol("w", real=True)
+    members = Family("members", (weight,), n, (sp.Ge(weight, 0), sp.Le(1 / weight, 2)))
+    ones = SumOver(S, sp.Integer(1), members)
+    weights = SumOver(_W, weight, members)
+    statement = sp.Le(S, 2, evaluate=False)
+    step = ConvexCombination(ones, weights, 1 / weight, None, 2, "1 = w · (1/w) <= 2")
+    rejected(
+        claim(
+            statement,
+            [step, Implied(statement, "S <= 2")],
+            [sp.Eq(_W, 1)],
+            definitions=(ones, weights),
+            witness={n: 1, weight: 1},
+        ),
+        "the value: the denominator w != 0",
+    )
+
+
+def test_an_endpoint_put_in_for_the_variable_is_well_defined() -> None:
+    """x·b on [1/b, h] with b >= 0 concluded 1 <= h·b: at b = 0 that is 1 <= 0."""
+    step = Monotone(x * b, x, 1 / b, c, "x·b grows when b >= 0")
+    rejected(
+        claim(step.conclusion, [step], [sp.Ge(b, 0), sp.Le(1 / b, c)], witness={b: 1, c: 1}),
+        "the lower endpoint: the denominator b != 0",
+    )
+
+
+def test_a_point_put_in_for_the_variable_is_well_defined() -> None:
+    """d/dt (b t²/2) at t = 1/b is b·(1/b) = 1: at b = 0 the derivative is 0."""
+    step = Differentiate(b * t**2 / 2, t, "at 1/b", point=1 / b, constants=[b])
+    rejected(claim(step.conclusion, [step], witness={b: 1}), "the point: the denominator b != 0")
