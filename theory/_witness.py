@@ -12,6 +12,17 @@ is zero; otherwise its sign comes from interval arithmetic (mpmath's interval co
 outward rounding, at rising precision) and only an interval that excludes zero decides.
 An assumption that still mentions a natural-number symbol must hold for every natural
 value: z3 must prove it for every real value ``>= 0``.
+
+Everything is read over the reals.  sympy evaluates over the complex numbers as it
+substitutes (``sqrt(-1)`` is ``I``, ``I*I`` is ``-1``), which would let a witness satisfy
+assumptions that no real values can.  So before any expression is evaluated at the
+witness, every partial operation in it must be inside its real domain there (a
+non-zero denominator, a positive logarithm argument, a non-negative base of a
+fractional power), read from the expression as written, from each witness function's
+body at the arguments it is applied to (before sympy simplifies the composition), and
+from the expression with the functions applied; and every value the witness gives or
+defines (a free symbol's, a definition's, a function's at each point used) must be a
+finite real number.
 """
 
 from __future__ import annotations
@@ -25,7 +36,7 @@ from sympy.core.function import AppliedUndef, UndefinedFunction
 
 from softmax_dispersion.theory._core import ProofError, require
 from softmax_dispersion.theory._exponentials import exp_to_rational
-from softmax_dispersion.theory._expressions import ExpressionError, validate
+from softmax_dispersion.theory._expressions import ExpressionError, domain_conditions, validate
 from softmax_dispersion.theory.definitions import Definitions, Let, RealRoot, SumOver
 
 __all__ = ["VacuityError", "check_witness"]
@@ -142,6 +153,30 @@ def _sign(difference: sp.Expr, roots: Mapping[sp.Symbol, RealRoot]) -> int:
     raise _Undecided(f"cannot decide the sign of {sp.sstr(difference)}")
 
 
+_NOT_REAL = (sp.I, sp.zoo, sp.nan, sp.oo, sp.S.NegativeInfinity)
+
+
+def _require_real(value: sp.Basic, roots: Mapping[sp.Symbol, RealRoot], what: str) -> None:
+    """``value`` (closed) is a finite real number: sympy says so, or an interval holds it.
+
+    The interval evaluation refuses every partial operation outside its real domain,
+    so an enclosure is a proof that the value is real.
+    """
+    if value.has(*_NOT_REAL) or value.is_extended_real is False:
+        raise VacuityError(f"{what} is {sp.sstr(value)}, not a finite real number")
+    if value.is_extended_real and value.is_finite:
+        return
+    for prec in _PRECISIONS:
+        iv = MPIntervalContext()
+        iv.prec = prec
+        try:
+            _interval(value, iv, roots)
+        except _Undecided:
+            continue
+        return
+    raise VacuityError(f"{what} is {sp.sstr(value)}, not shown to be a finite real number")
+
+
 def _truth(formula: sp.Basic, roots: Mapping[sp.Symbol, RealRoot]) -> bool:
     """Whether a closed formula holds (exact zero test, then certified intervals)."""
     if formula is sp.true:
@@ -252,10 +287,13 @@ def _check_witness(
     def value_at(expr: sp.Basic) -> sp.Basic:
         # functions first, derivatives taken, then the numbers: a derivative's variable
         # must still be a symbol when it is differentiated
-        applied = _apply_functions(sp.sympify(expr), functions)
-        if applied.has(sp.Derivative, sp.Subs):
-            applied = applied.doit()
-        return applied.xreplace(values)
+        return applied(expr).xreplace(values)
+
+    def applied(expr: sp.Basic) -> sp.Basic:
+        result = _apply_functions(sp.sympify(expr), functions)
+        if result.has(sp.Derivative, sp.Subs):
+            result = result.doit()
+        return result
 
     def at(formula: sp.Basic) -> sp.Basic:
         # Relations are rebuilt unevaluated: sympy never settles one numerically here.
@@ -265,6 +303,66 @@ def _check_witness(
             return type(formula)(*(at(a) for a in formula.args), evaluate=False)
         return value_at(formula)
 
+    def holds(formula: sp.Basic, what: str) -> None:
+        """``formula`` holds at the witness (for every natural value of the naturals)."""
+        closed = at(formula)
+        free = closed.free_symbols - set(roots)
+        if free & natural_set and not (free - natural_set):
+            facts = [sp.Ge(s, 0, evaluate=False) for s in free & natural_set]
+            try:
+                require(facts, closed, f"{what} for every natural value")
+            except ProofError as error:
+                raise VacuityError(str(error)) from None
+            return
+        if free:
+            raise VacuityError(
+                f"the witness gives no value to {sorted(map(str, free))[0]} (in {what})"
+            )
+        if closed.atoms(AppliedUndef):
+            raise VacuityError(f"the witness gives no function for {sp.sstr(closed)}")
+        _require_true(closed, roots, what)
+
+    def defined(expr: sp.Basic, what: str) -> None:
+        """Every partial operation of ``expr`` is inside its real domain at the witness.
+
+        Read from ``expr`` as written, from each witness function's body at the
+        arguments it is applied to (``sqrt(t)`` at ``f(x)`` needs ``x >= 0`` even where
+        sympy turns ``f(x)**2`` into ``x``), and from ``expr`` with the functions applied;
+        innermost first, so that the message names the first operation that fails.
+        Every function value at a closed point must be a finite real number.
+        """
+        conditions = list(domain_conditions(expr))
+        applications = sorted(sp.sympify(expr).atoms(AppliedUndef), key=sp.default_sort_key)
+        for application in applications:
+            body = functions.get(type(application))
+            if body is None:
+                continue
+            arguments = dict(zip(body.variables, application.args, strict=True))
+            with sp.evaluate(False):  # the body at the arguments, not yet simplified
+                composed = body.expr.xreplace(arguments)
+            conditions += [
+                (condition, f"{name}, in {sp.sstr(application)}")
+                for condition, name in domain_conditions(composed)
+            ]
+        conditions += domain_conditions(applied(expr))
+        for condition, name in reversed(conditions):
+            holds(condition, f"{what}: {name}")
+        for application in applications:
+            if type(application) in functions:
+                value = value_at(application)
+                if not value.free_symbols - set(roots):
+                    _require_real(value, roots, f"{what}: the value of {sp.sstr(application)}")
+
+    def value_of(expr: sp.Basic, what: str) -> sp.Basic:
+        """The finite real value of the closed expression ``expr`` at the witness."""
+        defined(expr, what)
+        value = value_at(expr)
+        _require_real(value, roots, what)
+        return value
+
+    for key, value in list(values.items()):
+        _require_real(value, roots, f"the witness value of {key}")
+        defined(value, f"the witness value of {key}")
     for family in definitions.families.values():
         missing = [s for s in family.index if s not in values]
         if missing:
@@ -274,16 +372,19 @@ def _check_witness(
     for definition in definitions.items:
         if isinstance(definition, SumOver):
             family = definition.family
-            count = value_at(family.count)
+            count = value_of(family.count, f"the count of {family.name!r}")
             if not (count.is_Integer and count >= 0):
                 raise VacuityError(
                     f"the count {sp.sstr(family.count)} of {family.name!r} is {sp.sstr(count)} at "
                     "the witness, not a natural number"
                 )
             for relation in family.domain:
-                _require_true(at(relation), roots, f"the domain of {family.name!r}: {relation}")
+                where = f"the domain of {family.name!r}: {relation}"
+                defined(relation, where)
+                _require_true(at(relation), roots, where)
             if definition.var is None:
-                values[definition.symbol] = count * value_at(definition.term)
+                term = value_of(definition.term, f"the term of {sp.sstr(definition.symbol)}")
+                values[definition.symbol] = count * term
             else:
                 var = definition.var
                 body = count * _apply_functions(
@@ -292,31 +393,17 @@ def _check_witness(
                 )
                 functions[type(definition.symbol)] = sp.Lambda(var, body)
         elif isinstance(definition, Let):
-            values[definition.symbol] = value_at(definition.expression)
+            values[definition.symbol] = value_of(
+                definition.expression, f"the value of {sp.sstr(definition.symbol)}"
+            )
         elif isinstance(definition, RealRoot):
             placeholder = sp.Dummy(str(definition.symbol), real=True)
             roots[placeholder] = definition
             values[definition.symbol] = placeholder
     for assumption in assumptions:
-        closed = at(assumption)
-        free = closed.free_symbols - set(roots)
-        if free & natural_set and not (free - natural_set):
-            facts = [sp.Ge(s, 0, evaluate=False) for s in free & natural_set]
-            try:
-                require(
-                    facts, closed, f"the assumption {sp.sstr(assumption)} for every natural value"
-                )
-            except ProofError as error:
-                raise VacuityError(str(error)) from None
-            continue
-        if free:
-            raise VacuityError(
-                f"the witness gives no value to {sorted(map(str, free))[0]} "
-                f"(in the assumption {sp.sstr(assumption)})"
-            )
-        if closed.atoms(AppliedUndef):
-            raise VacuityError(f"the witness gives no function for {sp.sstr(closed)}")
-        _require_true(closed, roots, f"the assumption {sp.sstr(assumption)}")
+        where = f"the assumption {sp.sstr(assumption)}"
+        defined(assumption, where)
+        holds(assumption, where)
     given = ", ".join(f"{k} = {sp.sstr(v)}" for k, v in witness.items() if isinstance(k, sp.Symbol))
     return f"every assumption holds at the witness {given or '(no free symbols)'}"
 

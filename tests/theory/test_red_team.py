@@ -837,3 +837,72 @@ def test_a_point_put_in_for_the_variable_is_well_defined() -> None:
     """d/dt (b t²/2) at t = 1/b is b·(1/b) = 1: at b = 0 the derivative is 0."""
     step = Differentiate(b * t**2 / 2, t, "at 1/b", point=1 / b, constants=[b])
     rejected(claim(step.conclusion, [step], witness={b: 1}), "the point: the denominator b != 0")
+
+
+# --------------------------------------------------------------------------------------
+# 11. The witness is read over the reals: sympy's complex values prove nothing.
+
+_f = sp.Function("f", real=True)
+_s = sp.Symbol("s", real=True)
+
+
+def _from_contradiction(assumptions: Sequence[sp.Basic], **extra: Any) -> Claim:
+    """A claim that x = 7 follows from contradictory assumptions."""
+    goal = sp.Eq(x, 7, evaluate=False)
+    return claim(goal, [Implied(goal, "contradictory facts")], assumptions, **extra)
+
+
+def test_an_abbreviation_for_the_root_of_a_negative_number_is_no_witness() -> None:
+    """s := sqrt(x), s·s = x and x < 0: at x = −1, s = I and I·I = −1 'held'."""
+    rejected(
+        _from_contradiction(
+            [sp.Eq(_s * _s, x), sp.Lt(x, 0)], definitions=(Let(_s, sp.sqrt(x)),), witness={x: -1}
+        ),
+        "the value of s: the base x of sqrt(x) >= 0 fails at the witness",
+    )
+
+
+def test_an_abbreviation_for_the_logarithm_of_a_negative_number_is_no_witness() -> None:
+    """l := log x, exp(l) = x and x < 0: at x = −1, l = iπ and exp(iπ) = −1 'held'."""
+    rejected(
+        _from_contradiction(
+            [sp.Eq(sp.exp(_s), x), sp.Lt(x, 0)], definitions=(Let(_s, sp.log(x)),), witness={x: -1}
+        ),
+        "the value of s: the argument of log(x) > 0 fails at the witness",
+    )
+
+
+def test_a_witness_function_outside_its_domain_is_no_witness() -> None:
+    """f(x)² = x, x < 0 with f = sqrt: sympy turns sqrt(x)² into x before evaluating."""
+    rejected(
+        _from_contradiction(
+            [sp.Eq(_f(x) ** 2, x), sp.Lt(x, 0)], witness={x: -1, _f: sp.Lambda(t, sp.sqrt(t))}
+        ),
+        "the base x of sqrt(x) >= 0, in f(x) fails at the witness",
+    )
+
+
+def test_a_complex_cube_root_is_no_witness() -> None:
+    """x² − x + 1 = 0 has no real root; (−1)^(1/3) = exp(iπ/3) is a complex one.
+
+    (Refused before too, as undecided; now by name.)"""
+    rejected(
+        _from_contradiction([sp.Eq(x**2 - x + 1, 0)], witness={x: sp.Pow(-1, sp.Rational(1, 3))}),
+        "the witness value of x is (-1)**(1/3), not a finite real number",
+    )
+
+
+def test_a_witness_function_simplified_into_a_tautology_over_the_naturals() -> None:
+    """f(n)² = n − 1 for every natural n (impossible at n = 0): with f = sqrt(t − 1),
+    sympy read it as n − 1 = n − 1, and Induction then proved n < 0 for every natural n."""
+    goal = sp.Lt(n, 0, evaluate=False)
+    rejected(
+        claim(
+            goal,
+            [Induction(n, goal, "from the contradiction at n = 0")],
+            [sp.Eq(_f(n) ** 2, n - 1)],
+            witness={_f: sp.Lambda(t, sp.sqrt(t - 1))},
+            naturals=(n,),
+        ),
+        "the base n - 1 of sqrt(n - 1) >= 0, in f(n) for every natural value",
+    )
