@@ -34,6 +34,7 @@ This module is the public import point of the kernel; the rules live in
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -329,6 +330,33 @@ class ClaimResult:
 
 _ACTIVE: set[int] = set()
 
+_ISSUED: dict[int, tuple[str, bool]] = {}
+"""The results this kernel made in this process, by identity: their hash and verdict.
+
+A ``cache`` handed to :meth:`Claim.check` is the caller's, so it is not trusted: an
+entry counts only if it is a result the kernel itself made (the very object, alive)
+for the claim being checked, with the hash and verdict it was made with.  Anything
+else (a hand-built :class:`ClaimResult`, a genuine result of another claim filed under
+this claim's hash, a result changed afterwards) is ignored and the claim checked again.
+"""
+
+
+def _issued(result: ClaimResult) -> ClaimResult:
+    """Record ``result`` as made by the kernel (until it is garbage-collected)."""
+    key = id(result)
+    _ISSUED[key] = (result.content_hash, result.verified)
+    weakref.finalize(result, _ISSUED.pop, key, None)
+    return result
+
+
+def _trusted(entry: object, digest: str) -> bool:
+    """``entry`` is a result the kernel made for the claim whose hash is ``digest``."""
+    return (
+        type(entry) is ClaimResult
+        and _ISSUED.get(id(entry)) == (digest, entry.verified)
+        and entry.content_hash == digest
+    )
+
 
 @dataclass(frozen=True, eq=False)
 class Claim:
@@ -400,7 +428,9 @@ class Claim:
         """Check the claim: definitions, witness, cited claims, then every step in order.
 
         ``cache`` maps content hashes to results already computed, so that a claim cited
-        by several others is checked once.
+        by several others is checked once.  Only results this kernel made in this
+        process, for a claim with that very hash, are taken from it; any other entry
+        is ignored (and replaced).
         """
         cache = {} if cache is None else cache
         start = time.perf_counter()
@@ -431,12 +461,12 @@ class Claim:
             return self._failed(
                 start, f"the proof could not be built: {type(error).__name__}: {error}"
             )
-        if digest in cache:
+        if _trusted(cache.get(digest), digest):
             return cache[digest]
         try:
             definitions = self._structure()
         except (DefinitionError, ExpressionError, ProofError) as error:
-            outcome = self._failed(start, str(error), content_hash=digest, proof=steps)
+            outcome = _issued(self._failed(start, str(error), content_hash=digest, proof=steps))
             cache[digest] = outcome
             return outcome
         problems_found: list[str] = []
@@ -473,7 +503,7 @@ class Claim:
             proof=steps,
             witness=witness,
         )
-        cache[digest] = outcome
+        cache[digest] = _issued(outcome)
         return outcome
 
     def _structure(self) -> Definitions:

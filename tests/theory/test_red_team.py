@@ -906,3 +906,59 @@ def test_a_witness_function_simplified_into_a_tautology_over_the_naturals() -> N
         ),
         "the base n - 1 of sqrt(n - 1) >= 0, in f(n) for every natural value",
     )
+
+
+# --------------------------------------------------------------------------------------
+# 12. The cache handed to Claim.check is the caller's: only the kernel's own results count.
+
+
+def _false_and_its_citer() -> tuple[Claim, Claim]:
+    wrong = sp.Gt(x, x + 1, evaluate=False)
+    false = claim(wrong, [Implied(wrong, "nonsense")], witness={x: 0})
+    citer = dataclasses.replace(
+        claim(wrong, [Cite(false, "the cache says so")], witness={x: 0}), cites=(false,)
+    )
+    return false, citer
+
+
+def test_a_forged_result_in_the_cache_is_ignored() -> None:
+    false, citer = _false_and_its_citer()
+    digest = false.content_hash()
+    forged = ClaimResult(claim=false, steps=(), verified=True, seconds=0.0, content_hash=digest)
+    cache = {digest: forged}
+    result = citer.check(cache)
+    assert not result.verified
+    assert "a cited claim did not verify (X: a step failed (nonsense))" in result.problem
+    assert cache[digest] is not forged  # replaced by the kernel's own verdict
+
+
+def test_another_claims_genuine_result_filed_under_a_false_claims_hash_is_ignored() -> None:
+    false, citer = _false_and_its_citer()
+    square = sp.Ge(x * x, 0, evaluate=False)
+    cache: dict[str, ClaimResult] = {}
+    genuine = claim(square, [Implied(square, "a square")], witness={x: 0}).check(cache)
+    assert genuine.verified
+    cache[false.content_hash()] = genuine
+    result = citer.check(cache)
+    assert not result.verified
+    assert "a step failed (nonsense)" in result.problem
+
+
+def test_a_kernel_result_changed_afterwards_is_ignored() -> None:
+    false, citer = _false_and_its_citer()
+    cache: dict[str, ClaimResult] = {}
+    outcome = false.check(cache)
+    assert not outcome.verified
+    object.__setattr__(outcome, "verified", True)  # the frozen dataclass, forced
+    result = citer.check(cache)
+    assert not result.verified
+    assert "a step failed (nonsense)" in result.problem
+
+
+def test_the_kernels_own_results_are_taken_from_the_cache() -> None:
+    """The consistency side: a genuine entry is used, not checked again."""
+    square = sp.Ge(x * x, 0, evaluate=False)
+    true = claim(square, [Implied(square, "a square")], witness={x: 0})
+    cache: dict[str, ClaimResult] = {}
+    first = true.check(cache)
+    assert first.verified and true.check(cache) is first
