@@ -49,6 +49,7 @@ __all__ = [
     "ProofError",
     "Step",
     "StepResult",
+    "held_fixed",
     "require",
 ]
 
@@ -155,6 +156,21 @@ class Context:
             scope=self.scope,
             naturals=self.naturals,
             citations=self.citations,
+        )
+
+
+def held_fixed(context: Context, exprs: Sequence[sp.Basic], var: sp.Symbol, binder: str) -> None:
+    """No defined symbol in ``exprs`` varies with ``var``, which ``binder`` binds.
+
+    Under a limit or a derivative in ``var`` every other symbol is held fixed; a defined
+    symbol whose definition mentions ``var`` (``y := n`` in a limit in ``n``) would be
+    held fixed while what it abbreviates varies.
+    """
+    dependent = context.definitions.depending_on(exprs, var)
+    if dependent:
+        raise ProofError(
+            f"{', '.join(dependent)} is defined in terms of {var}: {binder} in {var} "
+            "cannot hold it fixed (write its definition out)"
         )
 
 

@@ -20,7 +20,7 @@ from typing import ClassVar
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from softmax_dispersion.theory._core import Context, ProofError, Step, frozen_inputs
+from softmax_dispersion.theory._core import Context, ProofError, Step, frozen_inputs, held_fixed
 from softmax_dispersion.theory._deciders import decide_identity, require_inputs_defined
 from softmax_dispersion.theory.definitions import SumAt, SumOver
 
@@ -78,6 +78,7 @@ class Monotone(Step):
             raise ProofError(f"{var} must be a fresh variable, but the facts mention it")
         if var in sp.Tuple(self.lo, self.hi).free_symbols:
             raise ProofError(f"the endpoints must not depend on {var}")
+        held_fixed(context, [self.function, self.lo, self.hi, *context.facts], var, "Monotone")
         if sp.sympify(self.function).has(AppliedUndef, sp.Derivative, sp.Subs):
             raise ProofError("the function must be an explicit expression in the variable")
         # the conclusion puts the endpoints in for var, and sympy evaluates as it does
@@ -330,6 +331,12 @@ class SumDerivative(Step):
         _check_held_constant(term, var, index, self.constants)
         if point is not None:
             _check_point(point, None, var, index)
+        held_fixed(
+            context,
+            [term, *self.constants, *(e for e in (point,) if e is not None)],
+            var,
+            "a derivative",
+        )
         parts = []
         for coeff, part in self.combination:
             part = context.definitions.resolve(part, "a part")
@@ -486,6 +493,12 @@ class Differentiate(Step):
         _check_held_constant(expr, var, set(), self.constants)
         if point is not None:
             _check_point(point, value, var, set())
+        held_fixed(
+            context,
+            [expr, *self.constants, *(e for e in (point, value) if e is not None)],
+            var,
+            "a derivative",
+        )
         # the point is put in for var (the claimed value is compared as written, by z3)
         require_inputs_defined(facts, [(point, "the point")])
         applied = sorted(expr.atoms(AppliedUndef), key=sp.default_sort_key)

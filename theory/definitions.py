@@ -319,6 +319,17 @@ def _body(definition: Definition) -> list[sp.Basic]:
     return [definition.polynomial.xreplace({definition.var: definition.symbol})]
 
 
+def _own_symbols(definition: Definition) -> set[sp.Basic]:
+    """The free symbols a definition's body mentions, but for those it binds itself."""
+    symbols: set[sp.Basic] = set(sp.Tuple(*_body(definition)).free_symbols)
+    if isinstance(definition, SumOver):
+        symbols -= set(definition.family.index)
+        symbols.discard(definition.var)
+    if isinstance(definition, RealRoot):
+        symbols.discard(definition.symbol)
+    return symbols
+
+
 def _mentions(exprs: Sequence[sp.Basic], key: sp.Basic) -> bool:
     for expr in exprs:
         if isinstance(key, sp.Symbol):
@@ -526,6 +537,22 @@ class Definitions:
             wanted.append(definition)
             pending += [d for d in self.items if _mentions(_body(definition), d.key)]
         return [d for d in self.items if d in wanted]
+
+    def depending_on(self, exprs: Sequence[sp.Basic], var: sp.Symbol) -> list[str]:
+        """The defined symbols in ``exprs`` whose definitions mention ``var``.
+
+        Directly or through the definitions they use; a sum's own index and a
+        function-valued sum's own variable (``A(var)`` shows that one) do not count.
+        A binder in ``var`` (a limit, a derivative) would otherwise hold such a symbol
+        fixed while its definition varies with ``var``.
+        """
+        found = []
+        for definition in self.items:
+            if not _mentions(exprs, definition.key):
+                continue
+            if any(var in _own_symbols(d) for d in self.mentioned([definition.symbol])):
+                found.append(_name(definition.key))
+        return found
 
     @classmethod
     def collect(cls, values: Iterable[object]) -> Definitions:

@@ -17,7 +17,14 @@ from typing import Any, ClassVar
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from softmax_dispersion.theory._core import CitedClaim, Context, ProofError, Step, frozen_inputs
+from softmax_dispersion.theory._core import (
+    CitedClaim,
+    Context,
+    ProofError,
+    Step,
+    frozen_inputs,
+    held_fixed,
+)
 from softmax_dispersion.theory._deciders import (
     decide_identity,
     leading_term_limit,
@@ -267,6 +274,7 @@ class Limit(Step):
             raise ProofError("only limits at +oo have a second route (leading terms)")
         if var in sp.sympify(self.expected).free_symbols:
             raise ProofError(f"the claimed limit depends on {var}")
+        held_fixed(context, [expr, sp.sympify(self.expected)], var, "a limit")
         if expr.has(sp.Derivative, sp.Subs, sp.Limit) or expr.atoms(sp.Function) - expr.atoms(
             sp.exp, sp.log
         ):

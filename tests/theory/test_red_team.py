@@ -962,3 +962,75 @@ def test_the_kernels_own_results_are_taken_from_the_cache() -> None:
     cache: dict[str, ClaimResult] = {}
     first = true.check(cache)
     assert first.verified and true.check(cache) is first
+
+
+# --------------------------------------------------------------------------------------
+# 13. A binder holds every other symbol fixed: not a defined symbol that varies with it.
+
+
+def test_a_limit_does_not_hold_an_abbreviation_of_its_variable_fixed() -> None:
+    """y := n gave lim y/n = 0 (y 'fixed'); unfolded, lim n/n = 1."""
+    step = Limit(y / n, n, sp.oo, 0, "y fixed")
+    rejected(
+        claim(step.conclusion, [step], [sp.Ge(n, 1)], definitions=(Let(y, n),), witness={n: 1}),
+        "y is defined in terms of n: a limit in n cannot hold it fixed",
+    )
+
+
+def test_a_limit_does_not_hold_a_sum_over_n_members_fixed() -> None:
+    """S := Σ 1 over n members is n: lim S/n is 1, not 0."""
+    ones = SumOver(S, sp.Integer(1), _ones)
+    step = Limit(S / n, n, sp.oo, 0, "S fixed")
+    proof = [SumOfTerms(ones, 1, 1, "S = n"), step]
+    rejected(
+        claim(step.conclusion, proof, [sp.Ge(n, 1)], definitions=(ones,), witness={n: 1, j: 0}),
+        "S is defined in terms of n: a limit in n cannot hold it fixed",
+    )
+
+
+def test_a_derivative_does_not_hold_a_defined_symbol_of_its_variable_constant() -> None:
+    """y := t² declared constant gave d(y t)/dt = y; unfolded, d(t³)/dt = 3t²."""
+    step = Differentiate(y * t, t, "y held fixed", constants=[y])
+    rejected(
+        claim(step.conclusion, [step], definitions=(Let(y, t**2),), witness={t: 1}),
+        "y is defined in terms of t: a derivative in t cannot hold it fixed",
+    )
+    # and through another definition: z := y, y := t²
+    through = Differentiate(
+        sp.Symbol("z", real=True) * t, t, "z", constants=[sp.Symbol("z", real=True)]
+    )
+    rejected(
+        claim(
+            through.conclusion,
+            [through],
+            definitions=(Let(y, t**2), Let(sp.Symbol("z", real=True), y)),
+            witness={t: 1},
+        ),
+        "z is defined in terms of t",
+    )
+
+
+def test_a_sum_derivative_does_not_hold_a_defined_symbol_of_its_variable_constant() -> None:
+    """c := t as a 'constant' in Σ c x t: d/dt is Σ 2 t x, not Σ c x."""
+    total = SumOver(_A(t), c * x * t, Family("xs", (x,), k, ()))
+    slopes = SumOver(sp.Function("B", real=True)(t), c * x, total.family)
+    step = SumDerivative(total, t, [(1, slopes)], "c fixed", constants=[c])
+    rejected(
+        claim(
+            step.conclusion,
+            [step],
+            definitions=(Let(c, t), total, slopes),
+            witness={t: 1, k: 1, x: 1},
+        ),
+        "c is defined in terms of t: a derivative in t cannot hold it fixed",
+    )
+
+
+def test_monotone_does_not_hold_a_sum_of_its_variable_fixed() -> None:
+    """S := Σ x over n members is n x: x − S falls for n >= 2, yet 'grows' with S fixed."""
+    total = SumOver(S, x, Family("copies", (j,), n, ()))
+    step = Monotone(x - S, x, 0, 1, "x − S grows")
+    rejected(
+        claim(step.conclusion, [step], [sp.Ge(n, 2)], definitions=(total,), witness={n: 2, j: 0}),
+        "S is defined in terms of x: Monotone in x cannot hold it fixed",
+    )
