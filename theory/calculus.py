@@ -63,12 +63,21 @@ class Monotone(Step):
     def __post_init__(self) -> None:
         frozen_inputs(self)
 
+    def _at(self, point: sp.Expr) -> sp.Expr:
+        """``f(point)``; kept as ``Subs`` where sympy's value is no finite number.
+
+        ``log(x)`` at 0 is ``zoo``, which no fact may contain; as ``Subs`` the step goes
+        on to the continuity check, which names the endpoint that fails.
+        """
+        value = sp.sympify(self.function).subs(self.var, point)
+        if value.has(sp.zoo, sp.nan, sp.oo, sp.S.NegativeInfinity):
+            return sp.Subs(self.function, self.var, point)
+        return value
+
     @property
     def conclusion(self) -> sp.Basic:
-        at_lo = self.function.subs(self.var, self.lo)
-        at_hi = self.function.subs(self.var, self.hi)
         relation = sp.Ge if self.decreasing else sp.Le
-        return relation(at_lo, at_hi, evaluate=False)
+        return relation(self._at(self.lo), self._at(self.hi), evaluate=False)
 
     def decide(self, context: Context) -> str:
         var = self.var

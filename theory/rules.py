@@ -650,6 +650,11 @@ class RealRoots(Step):
         )
 
     def decide(self, context: Context) -> str:
+        if sp.sympify(self.polynomial).doit() != self.polynomial:
+            raise ProofError(
+                f"the polynomial {sp.sstr(self.polynomial)} is held unevaluated: give it "
+                "as sympy builds it"
+            )
         try:
             poly = sp.Poly(self.polynomial, self.var, domain="QQ")
         except (sp.PolynomialError, sp.CoercionFailed) as error:

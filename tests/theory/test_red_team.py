@@ -33,6 +33,7 @@ from softmax_dispersion.theory.kernel import (
     Limit,
     Monotone,
     RealRoot,
+    RealRoots,
     SumDerivative,
     SumLinearity,
     SumOfTerms,
@@ -1034,3 +1035,79 @@ def test_monotone_does_not_hold_a_sum_of_its_variable_fixed() -> None:
         claim(step.conclusion, [step], [sp.Ge(n, 2)], definitions=(total,), witness={n: 2, j: 0}),
         "S is defined in terms of x: Monotone in x cannot hold it fixed",
     )
+
+
+# --------------------------------------------------------------------------------------
+# 14. Messages that name what failed.
+
+
+def test_monotone_names_the_endpoint_outside_the_domain() -> None:
+    """log x on [0, 1]: the conclusion once read zoo <= 0; now the continuity check speaks."""
+    step = Monotone(sp.log(x), x, 0, 1, "log grows")
+    assert step.conclusion == sp.Le(sp.Subs(sp.log(x), x, 0), 0, evaluate=False)
+    rejected(claim(step.conclusion, [step]), "continuity on the closed interval (x > 0)")
+
+
+def test_real_roots_of_an_unevaluated_polynomial_are_refused() -> None:
+    """x² − 1 + x − x held unevaluated: refused by name, not carried into the facts."""
+    root = RealRoot(sp.Symbol("r", real=True), x**2 - 1, x, 0, 2, "1")
+    minus = RealRoot(sp.Symbol("r2", real=True), x**2 - 1, x, -2, 0, "-1")
+    held = sp.Add(x**2, -1, x, -x, evaluate=False)
+    step = RealRoots(held, x, [minus, root], "both roots")
+    rejected(
+        claim(step.conclusion, [step], definitions=(root, minus), witness={x: 0}),
+        "is held unevaluated: give it as sympy builds it",
+    )
+
+
+# --------------------------------------------------------------------------------------
+# 15. A certificate of an attack is refused by recheck too (it re-decides, it never trusts).
+
+
+def _attacks() -> dict[str, tuple[Claim, str]]:
+    ones = SumOver(_T, sp.Integer(1), _ones)
+    reciprocals = SumOver(_P, 1 / a, _ones)
+    coefficient = claim(
+        sp.Ne(a, 0),
+        [
+            SumLinearity(ones, [(a, reciprocals)], "1 = a · (1/a) termwise"),
+            SumOfTerms(ones, 1, 1, "T = n"),
+            Implied(sp.Ne(a, 0), "n = a P with n >= 1"),
+        ],
+        [sp.Ge(n, 1)],
+        definitions=(ones, reciprocals),
+        witness={n: 1, j: 0, a: 1},
+    )
+    complex_root = _from_contradiction(
+        [sp.Eq(_s * _s, x), sp.Lt(x, 0)], definitions=(Let(_s, sp.sqrt(x)),), witness={x: -1}
+    )
+    limit = Limit(y / n, n, sp.oo, 0, "y fixed")
+    abbreviation = claim(
+        limit.conclusion, [limit], [sp.Ge(n, 1)], definitions=(Let(y, n),), witness={n: 1}
+    )
+    return {
+        "H2": (coefficient, "the term of P: the denominator a != 0"),
+        "H1": (complex_root, "the value of s: the base x of sqrt(x) >= 0 fails at the witness"),
+        "H4": (abbreviation, "y is defined in terms of n"),
+    }
+
+
+@pytest.mark.parametrize("hole", ["H1", "H2", "H4"])
+def test_recheck_refuses_a_certificate_of_an_attack(hole: str) -> None:
+    """The certificate as the kernel wrote it before the fix: every verdict 'verified'."""
+    import json
+
+    from softmax_dispersion.theory.certificate import build_certificate
+    from softmax_dispersion.theory.recheck import recheck
+
+    attack, fragment = _attacks()[hole]
+    certificate = build_certificate([attack.check()])
+    certificate["verified"] = True
+    for entry in certificate["claims"]:
+        entry.update(verified=True, problem="")
+        for step in entry["steps"]:
+            step.update(verified=True, verdict="verified")
+    report = recheck(json.loads(json.dumps(certificate)))
+    assert not report.verified
+    problems = " | ".join(p for c in report.claims for p in c.problems)
+    assert fragment in problems, problems
