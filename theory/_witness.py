@@ -322,7 +322,7 @@ def _check_witness(
             raise VacuityError(f"the witness gives no function for {sp.sstr(closed)}")
         _require_true(closed, roots, what)
 
-    def defined(expr: sp.Basic, what: str) -> None:
+    def in_domain(expr: sp.Basic, what: str) -> None:
         """Every partial operation of ``expr`` is inside its real domain at the witness.
 
         Read from ``expr`` as written, from each witness function's body at the
@@ -355,14 +355,14 @@ def _check_witness(
 
     def value_of(expr: sp.Basic, what: str) -> sp.Basic:
         """The finite real value of the closed expression ``expr`` at the witness."""
-        defined(expr, what)
+        in_domain(expr, what)
         value = value_at(expr)
         _require_real(value, roots, what)
         return value
 
     for key, value in list(values.items()):
         _require_real(value, roots, f"the witness value of {key}")
-        defined(value, f"the witness value of {key}")
+        in_domain(value, f"the witness value of {key}")
     for family in definitions.families.values():
         missing = [s for s in family.index if s not in values]
         if missing:
@@ -380,7 +380,7 @@ def _check_witness(
                 )
             for relation in family.domain:
                 where = f"the domain of {family.name!r}: {relation}"
-                defined(relation, where)
+                in_domain(relation, where)
                 _require_true(at(relation), roots, where)
             if definition.var is None:
                 term = value_of(definition.term, f"the term of {sp.sstr(definition.symbol)}")
@@ -402,7 +402,7 @@ def _check_witness(
             values[definition.symbol] = placeholder
     for assumption in assumptions:
         where = f"the assumption {sp.sstr(assumption)}"
-        defined(assumption, where)
+        in_domain(assumption, where)
         holds(assumption, where)
     given = ", ".join(f"{k} = {sp.sstr(v)}" for k, v in witness.items() if isinstance(k, sp.Symbol))
     return f"every assumption holds at the witness {given or '(no free symbols)'}"
