@@ -128,9 +128,20 @@ def require_inputs_defined(
     every rule calls this first, on every input it combines, with a name for each
     (``None`` inputs are skipped); the failure names the input and the condition.
     """
+    conditions: list[tuple[sp.Basic, str]] = []
     for expr, what in inputs:
-        if expr is not None:
-            require_defined(facts, [sp.sympify(expr)], what)
+        if expr is None:
+            continue
+        for condition, name in domain_conditions(sp.sympify(expr)):
+            if all(condition != known for known, _ in conditions):
+                conditions.append((condition, f"{what}: {name}"))
+    if not conditions:
+        return
+    # one query for all of them; only if that fails, one each, to name the one that fails
+    if proved(facts, sp.And(*(condition for condition, _ in conditions))):
+        return
+    for condition, name in conditions:
+        require(facts, condition, name)
 
 
 def decide_identity(
