@@ -2,7 +2,12 @@
 
 A rule is a frozen dataclass: its fields are its inputs, :attr:`~Step.conclusion` what it
 concludes from them, and :meth:`~Step.decide` the decision of its side conditions, each
-by a method that can fail (``cancel``, z3, exact root counting).  Claim modules build
+by a method that can fail (``cancel``, z3, exact root counting).  Two side conditions
+are common to all: every input a rule combines into a new expression is shown
+well-defined first (``require_inputs_defined``:
+sympy cancels ``a * (1/a)`` as it builds the product), and a limit or a derivative in a
+variable never holds fixed a defined symbol whose definition mentions that variable
+(``held_fixed``).  Claim modules build
 steps from these classes; they cannot add a rule (a claim accepts only the kernel's own
 classes, see :data:`softmax_dispersion.theory.kernel.RULES`).
 """
