@@ -291,6 +291,21 @@ def _length_scale(normaliser: Normaliser, member: int) -> float | None:
     return 1.0 if normaliser.name == "logn" else None
 
 
+def _normaliser_modules(
+    model: MaxRetrievalModel,
+    normalisers: list[str],
+    members: int,
+    given: dict[str, Normaliser] | None,
+) -> dict[str, Normaliser]:
+    """The module per normaliser name: the caller's, the model's own, or a fresh one."""
+    given = given or {}
+    return {
+        name: given.get(name)
+        or (model.normaliser if name == model.normaliser.name else make_normaliser(name, members))
+        for name in normalisers
+    }
+
+
 @torch.no_grad()
 def evaluate(
     model: MaxRetrievalModel,
@@ -354,12 +369,7 @@ def evaluate(
     """
     device = torch.device(device)
     members = len(seeds)
-    given = modules or {}
-    modules = {
-        name: given.get(name)
-        or (model.normaliser if name == model.normaliser.name else make_normaliser(name, members))
-        for name in normalisers
-    }
+    modules = _normaliser_modules(model, normalisers, members, modules)
     rows: list[dict[str, Any]] = []
     heatmaps: dict[str, dict[int, list[list[float]]]] = defaultdict(dict)
     histograms: dict[str, dict[int, dict[int, dict[str, list[int]]]]] = defaultdict(dict)
@@ -435,12 +445,7 @@ def evaluate_gap_sets(
     """
     device = torch.device(device)
     members = len(seeds)
-    given = modules or {}
-    modules = {
-        name: given.get(name)
-        or (model.normaliser if name == model.normaliser.name else make_normaliser(name, members))
-        for name in normalisers
-    }
+    modules = _normaliser_modules(model, normalisers, members, modules)
     cells = [(lead, n) for lead in config.gap_leads for n in config.gap_sizes]
     rows: list[dict[str, Any]] = []
     if config.gap_sets == 0:
