@@ -64,7 +64,7 @@ from softmax_dispersion.testing.properties import (
     Evaluated,
     Tally,
 )
-from softmax_dispersion.testing.report import PropertyResult, Report
+from softmax_dispersion.testing.report import PropertyResult, Report, Worst
 from softmax_dispersion.testing.suites import (
     MASKED_POLICY_ROWS,
     POLICY_ROWS,
@@ -86,9 +86,11 @@ __all__ = [
     "KINDS",
     "LIBRARY_DTYPES",
     "PADDED_LENGTHS",
+    "POLICY_NAMES",
     "SoftmaxCallError",
     "check_softmax",
     "expected_output",
+    "policy_name",
 ]
 
 F64 = npt.NDArray[np.float64]
@@ -139,8 +141,18 @@ class _Caller:
         # that changes it returned a buffer it reuses (an internal workspace).
         self._last: dict[tuple[int, ...], tuple[Any, F64, str]] = {}
 
-    def __call__(self, rows: F64, mask: Bool | None, where: str) -> tuple[F64, F64, str]:
-        """``(exact inputs, outputs, output dtype name)`` of one call on ``rows``."""
+    def __call__(
+        self, rows: F64, mask: Bool | None, where: str, shape: tuple[int, ...] | None = None
+    ) -> tuple[F64, F64, str]:
+        """``(exact inputs, outputs, output dtype name)`` of one call on ``rows``.
+
+        With ``shape``, the rows are given as an array of that shape (a square or 3-D
+        one, last axis the rows'), and inputs and outputs come back as rows.
+        """
+        flat = rows.shape
+        if shape is not None:
+            rows = rows.reshape(shape)
+            mask = None if mask is None else mask.reshape(shape)
         xin = self.library.array(rows, self.dtype)
         exact = self.library.values(xin)
         args: tuple[Any, ...] = (xin,)
@@ -162,6 +174,11 @@ class _Caller:
         after = self.library.values(xin)
         if not self.modified and not np.array_equal(after, exact, equal_nan=True):
             self.modified = where
+        if not (hasattr(out, "shape") and hasattr(out, "dtype")):
+            raise SoftmaxCallError(
+                f"{_name(self.fn)} returned {type(out).__name__}, expected an array "
+                f"(input {where}, dtype {self.dtype})"
+            )
         try:
             values, name = to_float64(out)
         except Exception as exc:
@@ -184,7 +201,7 @@ class _Caller:
             if not np.array_equal(to_float64(earlier)[0], first_read, equal_nan=True):
                 self.overwritten = f"the output for {first_where} changed during {where}"
         self._last[shape] = (out, values.copy(), where)
-        return exact, values, name
+        return exact.reshape(flat), values.reshape(flat), name
 
 
 # --- references -----------------------------------------------------------------------------
@@ -343,6 +360,10 @@ class _Battery:
         self.call = _Caller(fn, library, dtype, self.masked)
         self.context = Context(kind=kind, dtype=dtype, flush_allowed=flush_allowed)
         self.tallies = {prop.name: Tally() for prop in PROPERTIES}
+        # Each policy row, its mask and the output on it (for the report's worst input).
+        self.policy_outputs: dict[str, tuple[F64, Bool | None, F64]] = {}
+        # N-D shapes the function does not take (it raised, or returned another shape).
+        self.unsupported: list[str] = []
         # ssmax's β depends on n and the adaptive rule on every entry: never padded.
         self.pad = library.compiles_per_shape and kind not in ("ssmax", "adaptive_temperature")
 
@@ -387,18 +408,30 @@ class _Battery:
     def run(self, cases: Sequence[Case], seed: int) -> None:
         """Evaluate every case (grouped by call length) and tally every property."""
         rng = np.random.default_rng(seed + 7)
-        groups: dict[int, list[_Request]] = {}
+        # One call per row length; a case of its own shape (square, 3-D) is a call alone.
+        groups: dict[tuple[int, tuple[int, ...] | None], list[_Request]] = {}
         for case in cases:
             for request in _variants(case, self.dtype, rng):
-                groups.setdefault(self._length(request.rows.shape[-1]), []).append(request)
-        for length, requests in groups.items():
+                n = request.rows.shape[-1]
+                key = (self._length(n), None) if case.shape is None else (n, case.shape)
+                groups.setdefault(key, []).append(request)
+        for (length, shape), requests in groups.items():
             inputs = [self._padded(*self._inputs(request), length) for request in requests]
             stacked = np.concatenate([rows for rows, _ in inputs])
             masks = None
             if self.masked:
                 masks = np.concatenate([m for _, m in inputs if m is not None])
             where = f"{len(requests)} case(s) of length {length}"
-            exact, out, out_dtype = self.call(stacked, masks, where)
+            if shape is not None:
+                where = f"{requests[0].case.name}, shape {shape}"
+            try:
+                exact, out, out_dtype = self.call(stacked, masks, where, shape)
+            except SoftmaxCallError as exc:
+                if shape is None or len(shape) == 2:
+                    raise
+                # The contract is (batch, n): an N-D input is checked where it is taken.
+                self.unsupported.append(f"{shape}: {exc}")
+                continue
             logits = exact if masks is None else np.where(masks, exact, -np.inf)
             ref = _reference(logits, self.kind, self.dtype, self.s)
             start = 0
@@ -434,7 +467,7 @@ class _Battery:
                     out_dtype=out_dtype,
                     shifted=entry["shifted"],
                     permuted=entry.get("permuted"),
-                    alone=self.alone(main, length),
+                    alone=self.alone(main, length) if shape is None else [],
                 )
                 for prop in PROPERTIES:
                     prop.check(run, self.context, self.tallies[prop.name])
@@ -489,8 +522,33 @@ class _Battery:
 # --- named behaviours -----------------------------------------------------------------------
 
 
+POLICY_NAMES = (
+    "NaN",
+    "NaN in part",
+    "zeros",
+    "-inf",
+    "uniform",
+    "one-hot (the limit)",
+    "the limit",
+    "the mask wins",
+    "ones",
+    "raises",
+)
+"""The outputs a policy row may have, by name (``raises`` is followed by the exception's
+type; ``ones`` only on the ``finfo.min row``, where ``exp(x − logsumexp(x))`` with the
+log-sum-exp rounded at that magnitude gives it).  An output that is none of these is a
+failure of the ``policy`` property, required behaviour or not."""
+
+_NAMED_ONLY_FOR: dict[str, tuple[str, ...]] = {"ones": ("finfo.min row",)}
+"""Names accepted only on some policy rows."""
+
+
+def _listed(out: F64) -> str:
+    return "[" + ", ".join(f"{float(v):.4g}" for v in out) + "]"
+
+
 def _describe(out: F64, limit: F64, log: bool, limit_name: str = "the limit") -> str:
-    """A name for an output row on a policy input."""
+    """A name for an output row on a policy input (a list of values when it has none)."""
     zero = -np.inf if log else 0.0
     n = out.shape[-1]
     with np.errstate(all="ignore"):
@@ -505,9 +563,38 @@ def _describe(out: F64, limit: F64, log: bool, limit_name: str = "the limit") ->
             if np.any(limit == (0 if log else 1)) and limit_name == "the limit":
                 return "one-hot (the limit)"
             return limit_name
+        if np.all(out == (0.0 if log else 1.0)):
+            return "ones"
         if np.any(np.isnan(out)):
-            return "NaN in part: [" + ", ".join(f"{float(v):.4g}" for v in out) + "]"
-    return "[" + ", ".join(f"{float(v):.4g}" for v in out) + "]"
+            return "NaN in part: " + _listed(out)
+    return _listed(out)
+
+
+def policy_name(observed: str) -> str:
+    """The name of an observed policy output (``"NaN in part: [..]"`` → ``"NaN in part"``).
+
+    Examples
+    --------
+    >>> policy_name("raises ValueError"), policy_name("[0.3, 0.3, 0.3, 0.3]")
+    ('raises', '')
+    """
+    head = observed.split(":", 1)[0]
+    if head.startswith("raises "):
+        return "raises"
+    return head if head in POLICY_NAMES else ""
+
+
+def _unnamed(key: str, observed: str) -> bool:
+    """Whether the output ``observed`` on policy row ``key`` is none of the named ones."""
+    name = policy_name(observed)
+    return not name or key not in _NAMED_ONLY_FOR.get(name, (key,))
+
+
+def _names_for(key: str, kind: str | None = None) -> str:
+    """The names an output on policy row ``key`` may have (for ``kind``, or any)."""
+    unused = set() if kind is None else {"-inf" if kind != "log_softmax" else "zeros"}
+    names = [n for n in POLICY_NAMES if key in _NAMED_ONLY_FOR.get(n, (key,)) and n not in unused]
+    return "/".join(names)
 
 
 def _policies(battery: _Battery) -> dict[str, str]:
@@ -537,6 +624,7 @@ def _policies(battery: _Battery) -> dict[str, str]:
         limit = _dense(logits, **kwargs)
         name = "the mask wins" if mask is not None and not mask.all() else "the limit"
         found[key] = _describe(out[0], limit[0], log, name)
+        battery.policy_outputs[key] = (rows, mask, out[0])
     return found
 
 
@@ -594,7 +682,9 @@ def check_softmax(
     ----------
     fn
         Takes one array of ``library``'s type, shape ``(batch, n)``, and returns the
-        function of each row (normalised over the last axis), same shape and dtype;
+        function of each row (normalised over the last axis), same shape and dtype
+        (a square ``(16, 16)`` input among them; one 3-D input ``(2, 3, 7)`` too, checked
+        when ``fn`` takes it and named in the notes when it does not);
         ``fn(x, mask)`` for ``kind="masked_softmax"`` (``mask`` boolean, True where an
         entry takes part).
     kind
@@ -605,7 +695,7 @@ def check_softmax(
         ``"numpy"``, ``"torch"`` or ``"jax"`` (imported only when named here; jax runs
         with 64-bit types enabled for the check, the caller's setting restored after).
     dtypes
-        Dtype names; all float dtypes of the library by default.
+        Dtype names (or one name); all float dtypes of the library by default.
     s
         SSMax's scale (``> 0``), for ``kind="ssmax"`` only.
     suites
@@ -663,6 +753,8 @@ def check_softmax(
         raise ValueError(f"s is only used with kind='ssmax', not {kind!r}")
     library_adapter = adapter(library)
     tol = Tolerance.coerce(tolerance)
+    if isinstance(dtypes, str):
+        dtypes = [dtypes]  # one name, not its characters
     chosen = list(library_adapter.dtypes if dtypes is None else dtypes)
     for dtype in chosen:
         if dtype not in library_adapter.dtypes:
@@ -677,6 +769,11 @@ def check_softmax(
             raise ValueError(
                 f"policy {key!r} is one of {', '.join(BEHAVIOURS[key])}, not {value!r}"
             )
+        if key not in BEHAVIOURS and (not isinstance(value, str) or _unnamed(key, value)):
+            raise ValueError(
+                f"policy {key!r} is one of {_names_for(key, kind).replace('/', ', ')} "
+                f"('raises TypeName' for an exception), not {value!r}"
+            )
     suite_names = list(suites) if suites is not None else None
     if suite_names is not None and kind == "ssmax":
         suite_names = [name for name in suite_names if name != "masks"]
@@ -687,7 +784,7 @@ def check_softmax(
             )
     elif suite_names is None and kind == "ssmax":
         # n is the number of keys a row sees: ambiguous under masks, so SSMax skips them.
-        suite_names = ["random", "families", "bad_inputs"]
+        suite_names = ["random", "families", "bad_inputs", "shapes"]
     report = Report(
         kind=kind,
         library=library,
@@ -696,6 +793,7 @@ def check_softmax(
         tolerance=tol.label,
     )
     observed: dict[str, dict[str, str]] = {}
+    unnamed: dict[tuple[str, str], Worst] = {}
     flush_allowed = required.get("subnormals") != "kept"
     hints: set[str] = set()
     with library_adapter.session():
@@ -722,8 +820,28 @@ def check_softmax(
                 hints.add(f"the function modified its input ({dtype}, {battery.call.modified})")
             if battery.call.hint:
                 hints.add(battery.call.hint)
+            for failure in battery.unsupported:
+                hints.add(
+                    f"not checked on the {failure.split(':')[0]} input: it raised or "
+                    "returned another shape (only (batch, n) is required)"
+                )
             for key, value in found.items():
                 observed.setdefault(key, {})[dtype] = value
+                if key in battery.policy_outputs and _unnamed(key, value):
+                    rows, mask, out = battery.policy_outputs[key]
+                    column = int(np.argmax(np.where(np.isnan(out), -np.inf, np.abs(out))))
+                    unnamed[key, dtype] = Worst(
+                        case=f"policy {key!r}",
+                        row=0,
+                        column=column,
+                        actual=float(out[column]),
+                        expected=math.nan,
+                        allowance=math.nan,
+                        error_ulps=math.nan,
+                        allowed_ulps=math.nan,
+                        inputs=rows,
+                        mask=mask,
+                    )
     report.policies = _merge(observed)
     if library == "jax":
         hints.add(
@@ -737,10 +855,28 @@ def check_softmax(
                 "per length and dtype"
             )
     report.notes = sorted(hints)
+    for (key, dtype), worst in unnamed.items():
+        # Not a choice but a wrong answer (a row summing to 0.5 or 1.2 on +inf).
+        seen = observed[key][dtype]
+        report.results.append(
+            PropertyResult(
+                name="policy",
+                dtype=dtype,
+                cases=1,
+                failures=1,
+                max_ulp=0.0,
+                message=f"1/1 failed; {key}: output is none of {_names_for(key, kind)}: {seen}",
+                worst=worst,
+                hint="an output on a non-finite or fully masked row must be a named policy "
+                "(NaN, zeros, uniform, the limit, ...): this one is a wrong answer",
+            )
+        )
     for key, wanted in required.items():
         for dtype, seen in observed.get(key, {}).items():
+            if (key, dtype) in unnamed:
+                continue  # failed above, whatever was required
             exempt = key == "subnormals" and seen == "not exercised"
-            failed = seen != wanted and not exempt
+            failed = seen != wanted and policy_name(seen) != wanted and not exempt
             report.results.append(
                 PropertyResult(
                     name="policy",

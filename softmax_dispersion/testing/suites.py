@@ -1,12 +1,12 @@
 """The fixed input suites of :func:`~softmax_dispersion.testing.check_softmax`.
 
-Four suites, each a list of :class:`Case` (named float64 rows, rounded to the tested
+Five suites, each a list of :class:`Case` (named float64 rows, rounded to the tested
 dtype by the battery, with a boolean mask for the cases that have masked entries):
 
 ``random``
-    Seeded normal rows (``numpy.random.default_rng(seed)``) of lengths 1, 2, 3, 8, 137,
-    1238, 2049 and 4096 at scales from 1e-5 to 30 and several offsets, and one row of
-    16384.
+    Seeded normal rows (``numpy.random.default_rng(seed)``) of lengths 1, 2, 3, 5, 7, 8,
+    137, 1238, 2049 and 4096 at scales from 1e-5 to 30 and several offsets, and one row
+    of 16384.
 ``families``
     One row of every finite family of the registry
     :data:`softmax_dispersion.numerics.families.FAMILIES` (spike, dip, two-level,
@@ -29,10 +29,17 @@ dtype by the battery, with a boolean mask for the cases that have masked entries
     largest logit masked), masks written as the sentinels ``finfo.min``, ``−1e4`` and
     ``−5e4``, visible logits below −5e4 (a sentinel mask above them takes the weight)
     and, in float32 and float64, below −1e6 and (one visible entry) −1e39 (a
-    ``finfo.min`` of a narrower format used as the sentinel), and prefix and suffix
+    ``finfo.min`` of a narrower format used as the sentinel) and near −1e8 and −1e10
+    (below the finite fills ``−1e7`` and ``−1e9``), and prefix and suffix
     masks whose edge lies off the block sizes (33 of 64, 137 of 256, 1238 of 2048).
     For ``kind="masked_softmax"`` the masked entries hold values the function must
     ignore (:func:`masked_input`).
+
+``shapes``
+    Arrays that are not a stack of rows: a square ``(16, 16)`` one (an implementation
+    that reads a square input column-major, or normalises over the first axis) and a
+    3-D ``(2, 3, 7)`` one (normalised over its last axis, not axis 1), each in a call
+    of its own.
 
 The non-finite rows of the table (``+inf``, all ``−inf``, NaN, NaN among masks) and the
 row of only ``finfo.min`` are policy cases: :func:`policy_rows` (and
@@ -64,7 +71,7 @@ __all__ = [
 F64 = npt.NDArray[np.float64]
 Bool = npt.NDArray[np.bool_]
 
-RANDOM_LENGTHS = (1, 2, 3, 8, 137, 1238, 2049, 4096)
+RANDOM_LENGTHS = (1, 2, 3, 5, 7, 8, 137, 1238, 2049, 4096)
 """Row lengths of the random suite (plus one row of 16384)."""
 
 
@@ -83,11 +90,16 @@ class Case:
     mask : numpy.ndarray or None
         Boolean, shaped like ``rows``: False at the masked entries; ``None`` when the
         case masks nothing.
+    shape : tuple of int or None
+        The shape the rows are given in, in a call of their own (a square or 3-D array
+        whose last axis holds the rows); ``None``: stacked with the other rows of their
+        length, as ``(batch, n)``.
     """
 
     name: str
     rows: F64
     mask: Bool | None = None
+    shape: tuple[int, ...] | None = None
 
     @property
     def suite(self) -> str:
@@ -210,6 +222,30 @@ def _with_mask(name: str, rows: F64, mask: Bool, fill: float = -math.inf) -> Cas
     return Case(name, np.where(mask, rows, fill), mask)
 
 
+FAR_BELOW = (1e8, 1e10)
+"""Magnitudes of the visible logits of ``masks/visible_far_below_sentinels``."""
+
+
+def _far_below_sentinels(dtype: str, rng: np.random.Generator) -> Case:
+    """Visible logits near −1e8 and −1e10: below the finite fills ``−1e7`` and ``−1e9``.
+
+    A masked entry filled with such a sentinel then lies above every visible logit and
+    takes the weight.  Each row's maximum is unique and every other visible logit lies a
+    multiple of ``max(48, ulp)`` below it: their terms (``≤ e^{-48}``) vanish beside 1, so
+    ``max + log S`` rounds to the maximum and ``x − max`` is exact; the log-sum-exp and
+    log-add-exp formulations, which lose ``u·|max e|`` in the exponent, keep every value.
+    """
+    rows = np.empty((len(FAR_BELOW), 64))
+    mask = rng.uniform(size=rows.shape) < 0.5
+    for r, magnitude in enumerate(FAR_BELOW):
+        top = int(rng.integers(64))
+        unit = max(48.0, float(np.spacing(np.array(magnitude, dtype=dtype))))
+        rows[r] = -magnitude - unit * rng.integers(1, 8, size=64)
+        rows[r, top] = -magnitude
+        mask[r, top] = True
+    return _with_mask("masks/visible_far_below_sentinels", rows, mask)
+
+
 def _masks(dtype: str, seed: int) -> list[Case]:
     fmt = float_format(dtype)
     rng = np.random.default_rng(seed + 2)
@@ -255,6 +291,7 @@ def _masks(dtype: str, seed: int) -> list[Case]:
             single[0, 7] = True
             low_mask = np.concatenate([low_mask, single])
         cases.append(_with_mask("masks/visible_below_narrow_sentinels", low, low_mask))
+        cases.append(_far_below_sentinels(dtype, np.random.default_rng(seed + 3)))
     for n, width in ((64, 33), (256, 137), (2048, 1238)):
         rows = rng.standard_normal((2, n)) * 2.0
         mask = np.zeros((2, n), dtype=bool)
@@ -264,11 +301,29 @@ def _masks(dtype: str, seed: int) -> list[Case]:
     return cases
 
 
+SHAPES = ((16, 16), (2, 3, 7))
+"""The shapes of the ``shapes`` suite's calls (their last axis holds the rows)."""
+
+
+def _shapes(dtype: str, seed: int) -> list[Case]:
+    rng = np.random.default_rng(seed + 4)
+    cases = []
+    for shape in SHAPES:
+        n = shape[-1]
+        rows = rng.standard_normal((math.prod(shape) // n, n)) * 3.0
+        label = "x".join(map(str, shape))
+        cases.append(
+            Case(f"shapes/{'square' if len(shape) == 2 else 'array'}_{label}", rows, shape=shape)
+        )
+    return cases
+
+
 SUITES: dict[str, Callable[[str, int], list[Case]]] = {
     "random": _random,
     "families": _families,
     "bad_inputs": _bad_inputs,
     "masks": _masks,
+    "shapes": _shapes,
 }
 """The suites by name."""
 

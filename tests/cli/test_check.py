@@ -38,6 +38,9 @@ def masked(x, mask):
     e = np.exp(shown - shown.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
 
+def as_list(x):
+    return softmax(x).tolist()
+
 not_callable = 3
 """
 
@@ -108,6 +111,8 @@ def test_module_function_is_found_in_the_current_folder(project: Path) -> None:
         (["numpy", "--require-policy", "zeros"], "--require-policy expects KEY=VALUE"),
         (["numpy", "--require-policy", "fully masked row=zeros"], "--require-policy: unknown"),
         (["numpy", "--require-policy", "subnormals=gone"], "--require-policy"),
+        (["numpy", "--require-policy", "all -inf row=zero"], "one of NaN, NaN in part, zeros"),
+        (["mysoftmax:as_list", "--dtypes", "float32"], "returned list, expected an array"),
         (["numpy", "--out", "mysoftmax.py"], "--out: mysoftmax.py exists and is not a folder"),
         (["mysoftmax:torchy", "--dtypes", "float32"], "add --library torch"),
         (["numpy", "--library", "torch"], "does not fit target 'numpy'"),

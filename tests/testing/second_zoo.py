@@ -374,6 +374,16 @@ def sentinel_mask_1e4(x: Array, mask: Array) -> Array:
     return _textbook(np.where(mask, x, -1e4).astype(x.dtype))
 
 
+def sentinel_mask_1e7(x: Array, mask: Array) -> Array:
+    """``masked_fill(~mask, −1e7)``: wrong once the visible logits lie below −1e7."""
+    return _textbook(np.where(mask, x, x.dtype.type(-1e7)))
+
+
+def sentinel_mask_1e9(x: Array, mask: Array) -> Array:
+    """``masked_fill(~mask, −1e9)`` (a common attention idiom)."""
+    return _textbook(np.where(mask, x, x.dtype.type(-1e9)))
+
+
 def ignores_the_mask(x: Array, mask: Array) -> Array:
     """Takes a mask and ignores it."""
     return _textbook(x)
@@ -462,6 +472,53 @@ def returns_a_view_of_its_input(x: Array) -> Array:
     view = x.view()
     view[...] = _textbook(x)
     return view
+
+
+def garbage_on_inf_rows(x: Array) -> Array:
+    """Rows with a +inf logit get 0.5/n everywhere: they sum to 0.5, which no policy names."""
+    out = _textbook(x)
+    out[np.isposinf(x).any(axis=-1)] = 0.5 / x.shape[-1]
+    return out
+
+
+def garbage_on_fully_masked_rows(x: Array, mask: Array) -> Array:
+    """Fully masked rows get 0.3 everywhere (a row sum of 1.2 at n = 4)."""
+    out = _textbook(np.where(mask, x, -np.inf))
+    out[~mask.any(axis=-1)] = 0.3
+    return out
+
+
+def square_read_column_major(x: Array) -> Array:
+    """A square input taken as column-major (its transpose normalised): right on the rest."""
+    if x.ndim == 2 and x.shape[0] == x.shape[1]:
+        return np.ascontiguousarray(_textbook(np.ascontiguousarray(x.T)).T)
+    return _textbook(x)
+
+
+def normalises_axis_1(x: Array) -> Array:
+    """``softmax(x, axis=1)``: the last axis of a 2-D input, the wrong one of ``(B, H, n)``."""
+    w = _acc(x)
+    e = np.exp(w - w.max(axis=1, keepdims=True))
+    return _out(e / e.sum(axis=1, keepdims=True), x)
+
+
+def wrong_at_lengths_5_to_7(x: Array) -> Array:
+    """A vector-tail bug: rows of 5 to 7 entries come out 1 % too large."""
+    out = _textbook(x)
+    return _out(out * 1.01, x) if 5 <= x.shape[-1] <= 7 else out
+
+
+def biased_by_4_ulps(x: Array) -> Array:
+    """Every output ``(1 + 4u)`` too large: inside the allowance of every row of n ≥ 2."""
+    u = np.finfo(x.dtype).eps / 2
+    return _out(_textbook(x) * (1 + 4 * u), x)
+
+
+def torch_biased_bfloat16(x: Array) -> Array:
+    """``(softmax(x.float()) * 1.02).to(bfloat16)``: a 2 % bias, about 3 ULP of bfloat16."""
+    import torch
+
+    return (torch.softmax(x.float(), dim=-1) * 1.02).to(x.dtype)
 
 
 def _reusing_buffers() -> Callable[[Array], Array]:
@@ -557,6 +614,12 @@ WRONG: dict[str, Entry] = {
     ),
     "additive_mask_bias": Entry(additive_mask_bias, kind="masked_softmax", fails=("accuracy",)),
     "sentinel_mask_1e4": Entry(sentinel_mask_1e4, kind="masked_softmax", fails=("accuracy",)),
+    "sentinel_mask_1e7": Entry(
+        sentinel_mask_1e7, kind="masked_softmax", fails=("accuracy",), dtypes=("float32",)
+    ),
+    "sentinel_mask_1e9": Entry(
+        sentinel_mask_1e9, kind="masked_softmax", fails=("accuracy",), dtypes=("float32",)
+    ),
     "ignores_the_mask": Entry(
         ignores_the_mask, kind="masked_softmax", fails=("accuracy", "masked_entries")
     ),
@@ -591,6 +654,19 @@ WRONG: dict[str, Entry] = {
         returns_a_view_of_its_input, fails=("policy",), policies={"input": "kept"}
     ),
     "reuses_its_output_buffer": Entry(_reusing_buffers(), fails=("fresh_output",)),
+    # Found by the red team: shapes the battery never called, and outputs on policy rows
+    # that no policy names.
+    "square_read_column_major": Entry(square_read_column_major, fails=("accuracy", "row_sum")),
+    "normalises_axis_1": Entry(normalises_axis_1, fails=("accuracy", "row_sum")),
+    "wrong_at_lengths_5_to_7": Entry(wrong_at_lengths_5_to_7, fails=("accuracy",)),
+    "biased_by_4_ulps": Entry(biased_by_4_ulps, fails=("accuracy",), dtypes=("float32",)),
+    "torch_biased_bfloat16": Entry(
+        torch_biased_bfloat16, library="torch", fails=("accuracy",), dtypes=("bfloat16",)
+    ),
+    "garbage_on_inf_rows": Entry(garbage_on_inf_rows, fails=("policy",)),
+    "garbage_on_fully_masked_rows": Entry(
+        garbage_on_fully_masked_rows, kind="masked_softmax", fails=("policy",)
+    ),
     "stale_after_first_call": Entry(_stale_after_first_call(), fails=("batch_independence",)),
 }
 """Wrong implementations and what must fail for each (a property or a required behaviour)."""

@@ -44,7 +44,7 @@ def test_the_families_suite_is_the_registry(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_the_masks_suite_has_partial_sentinel_and_off_block_masks() -> None:
     cases = {case.name: case for case in build_suites("float16", ["masks"])}
-    assert set(SUITES) == {"random", "families", "bad_inputs", "masks"}
+    assert set(SUITES) == {"random", "families", "bad_inputs", "masks", "shapes"}
     partial = cases["masks/random_137"]
     assert partial.mask is not None and not partial.mask.all()
     assert np.all(np.isneginf(partial.rows[~partial.mask]))
