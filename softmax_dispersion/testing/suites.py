@@ -71,8 +71,10 @@ __all__ = [
 F64 = npt.NDArray[np.float64]
 Bool = npt.NDArray[np.bool_]
 
-RANDOM_LENGTHS = (1, 2, 3, 5, 7, 8, 137, 1238, 2049, 4096)
-"""Row lengths of the random suite (plus one row of 16384)."""
+RANDOM_LENGTHS = (1, 2, 3, 8, 137, 1238, 2049, 4096)
+"""Row lengths of the random suite (plus one row of 16384 and :data:`ODD_LENGTHS`)."""
+ODD_LENGTHS = (5, 7)
+"""Odd row lengths of the random suite (their own generator)."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,12 @@ def _random(dtype: str, seed: int) -> list[Case]:
         offset = rng.uniform(-10, 10, size=(batch, 1))
         cases.append(Case(f"random/n{n}", rng.standard_normal((batch, n)) * scale + offset))
     cases.append(Case("random/n16384", rng.standard_normal((1, 16384)) * 3.0))
+    # Odd lengths (vector-tail remainders), from their own generator: the rows above
+    # stay the ones earlier versions drew.
+    odd = np.random.default_rng(seed + 5)
+    for n in ODD_LENGTHS:
+        rows = odd.standard_normal((8, n)) * scales[:, None] + odd.uniform(-10, 10, size=(8, 1))
+        cases.append(Case(f"random/n{n}", rows))
     return cases
 
 

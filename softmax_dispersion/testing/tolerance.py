@@ -363,6 +363,9 @@ def allowed_error(
 ) -> F64:
     """The absolute error allowed at each output element (see the module's Notes).
 
+    A row with one visible entry is allowed 0: its answer is exactly 1 (log: 0), and
+    every formulation computes ``exp(0)/exp(0)`` (``x − x``) exactly.
+
     Parameters
     ----------
     x
