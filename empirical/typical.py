@@ -85,8 +85,10 @@ class TypicalSetLaw:
 
     def _log_cumulative(self, scaled: Array) -> Array:
         """``log ∫_0^p mean_c exp(scaled(q, c)) dq`` at each grid priority (trapezoid)."""
-        top = scaled.max()
-        density = np.log(np.exp(scaled - top).mean(axis=1)) + top
+        # Shifted by each row's own maximum, so that no row's mean underflows to 0 (a shift
+        # by the grid's maximum sent rows far below it to log 0 = -inf).
+        top = scaled.max(axis=1, keepdims=True)
+        density = np.log(np.exp(scaled - top).mean(axis=1)) + top[:, 0]
         step = self.priority[1] - self.priority[0]
         pieces = np.log(step / 2) + np.logaddexp(density[:-1], density[1:])
         return np.concatenate([[-np.inf], np.logaddexp.accumulate(pieces)])

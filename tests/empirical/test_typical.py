@@ -94,6 +94,19 @@ def test_the_quadrature_matches_an_independent_integral(t: float, lead: float, b
     assert float(band.lower[0]) == pytest.approx(1 / (1 + 63 * (mean + radius)), rel=1e-5)
 
 
+def test_the_cumulative_integral_is_finite_past_the_first_grid_point() -> None:
+    # At a sharp β the density of low priorities is far below the grid's largest; shifted
+    # by that largest it underflowed to log 0 = -inf (a RuntimeWarning in the quick run).
+    law = TypicalSetLaw(_head(seed=1))
+    row_top = law.logits.max(axis=1)
+    sharp = 1000.0 / (row_top.max() - row_top.min())  # exp(-1000) is 0 in float64
+    with np.errstate(divide="raise", invalid="raise"):
+        table = law._log_cumulative(sharp * law.logits)
+    assert table[0] == -np.inf
+    assert np.isfinite(table[1:]).all()
+    assert (np.diff(table[1:]) >= 0).all()
+
+
 @pytest.mark.parametrize(("n", "beta"), [(16, 1.0), (256, 2.0), (2048, 1.0)])
 def test_typical_sets_fall_inside_the_band(n: int, beta: float) -> None:
     # Sets drawn as the task draws them; exact top weights of a known logit map.
