@@ -51,6 +51,15 @@ from urllib.parse import unquote, urlsplit
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 """Executables looked for on PATH (``$CHROMIUM`` names another)."""
 
+# Run as ``python -c _WIRE_PIPES READ WRITE BROWSER ARGS...``: the pipes onto fds 3 and 4,
+# then the browser in this process.
+_WIRE_PIPES = (
+    "import os, sys\n"
+    "os.dup2(int(sys.argv[1]), 3)\n"
+    "os.dup2(int(sys.argv[2]), 4)\n"
+    "os.execvp(sys.argv[3], sys.argv[3:])\n"
+)
+
 BROWSER_FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -186,22 +195,22 @@ class DevTools:
     def __init__(self, executable: str, profile: Path, log: Path) -> None:
         # The browser reads commands on fd 3 and writes answers on fd 4.  Our ends are
         # moved above 10 first, so that putting the child's ends on 3 and 4 cannot
-        # overwrite one another.
+        # overwrite one another.  A small Python child moves them there and execs the
+        # browser, not a preexec_fn: a Python function run between fork and exec is
+        # unsafe in a threaded process (jax, once imported, warns of a deadlock on every
+        # fork).
         commands_read, commands_write = (_high_fd(fd) for fd in os.pipe())
         answers_read, answers_write = (_high_fd(fd) for fd in os.pipe())
-
-        def wire_pipes() -> None:  # runs in the child, before exec
-            os.dup2(commands_read, 3)
-            os.dup2(answers_write, 4)
-
         with log.open("wb") as log_file:
             self.process = subprocess.Popen(
-                [executable, *BROWSER_FLAGS, f"--user-data-dir={profile}", "about:blank"],
+                [
+                    *(sys.executable, "-c", _WIRE_PIPES, str(commands_read), str(answers_write)),
+                    *(executable, *BROWSER_FLAGS, f"--user-data-dir={profile}", "about:blank"),
+                ],
                 stdin=subprocess.DEVNULL,
                 stdout=log_file,
                 stderr=log_file,
-                close_fds=False,  # fds 3 and 4 must reach the browser
-                preexec_fn=wire_pipes,
+                pass_fds=(commands_read, answers_write),
             )
         os.close(commands_read)
         os.close(answers_write)

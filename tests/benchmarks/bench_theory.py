@@ -29,19 +29,23 @@ from softmax_dispersion.theory.recheck import recheck
 QUICK = ("T2", "T4")
 
 
-def _pin_to_one_core() -> None:  # pragma: no cover - runs in the child
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+# The child pins itself, then runs the CLI: no preexec_fn, which is unsafe in a threaded
+# parent (jax, once imported, warns of a deadlock on every fork).
+_PINNED_CLI = (
+    "import os, runpy\n"
+    "if hasattr(os, 'sched_setaffinity'):\n"
+    "    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
+    "runpy.run_module('softmax_dispersion', run_name='__main__', alter_sys=True)\n"
+)
 
 
 def prove_on_one_core(ids: tuple[str, ...]) -> dict[str, Any]:
     """Wall and CPU time of ``softmax-dispersion prove`` in a child pinned to one core."""
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "softmax_dispersion", "prove", *ids, "--json"],
+        [sys.executable, "-c", _PINNED_CLI, "prove", *ids, "--json"],
         capture_output=True,
         text=True,
-        preexec_fn=_pin_to_one_core if hasattr(os, "sched_setaffinity") else None,
         check=False,
     )
     wall = time.perf_counter() - start
