@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import importlib.util
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -106,6 +107,22 @@ def planted_site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_clean_pages_pass(planted_site: dict[str, Any]) -> None:
     assert planted_site["index.html"].problems == []
     assert planted_site["other.html"].problems == []
+
+
+@needs_browser
+def test_the_browser_starts_with_no_python_code_between_fork_and_exec(tmp_path: Path) -> None:
+    # Python run in a forked child (a preexec_fn) is unsafe in a threaded process: with jax
+    # imported, its at-fork warning failed these tests.  Without one, no at-fork hook runs.
+    forks: list[int] = []
+    os.register_at_fork(before=lambda: forks.append(1))
+    (tmp_path / "index.html").write_text(_page(CLEAN))
+    (tmp_path / "other.html").write_text(_page('<h2 id="there">There</h2>'))
+    (tmp_path / "pixel.png").write_bytes(PIXEL)
+    assert BROWSER is not None
+    before = len(forks)
+    reports = check_pages.check_site(tmp_path, BROWSER)
+    assert [report.problems for report in reports] == [[], []]
+    assert len(forks) == before
 
 
 @needs_browser
