@@ -1,11 +1,13 @@
-(* T13, its deterministic part: the top weight of a set is 1/(1 + S) with
-   S = Σ exp(e_j − e_top) over the n − 1 others (each term in (0, 1] when no other logit
-   exceeds e_top); Bernstein's radius r solves (n−1) r² = L (2σ² + 2br/3) with
-   L = ln(2/η), so the tail bound 2 exp(−q) at r is exactly η; and where
-   (n−1)(I − r) <= S <= (n−1)(I + r) the top weight lies in the band
-   [1/(1 + (n−1)(I + r)), 1/(1 + (n−1) max(I − r, 0))], which holds 1/(1 + (n−1) I).
-   That this event has probability >= 1 − η (Bernstein's inequality for i.i.d. terms)
-   is not part of this theorem: it is the cited premise of the sympy claim. *)
+(* T13, its deterministic part: the top weight of a set and Bernstein's band.
+   Covers: the top weight is 1/(1 + S) with S = Σ exp(e_j − e_top) over the n − 1 others,
+     0 <= S <= n − 1 when no other logit exceeds the top one, Bernstein's radius r (with
+     L = ln(2/η)) solves (n−1) r² = L (2σ² + 2br/3) so the tail bound 2 exp(−q) at r is
+     exactly η, and wherever (n−1)(I − r) <= S <= (n−1)(I + r) the top weight and
+     1/(1 + (n−1) I) lie in [1/(1 + (n−1)(I + r)), 1/(1 + (n−1) max(I − r, 0))].
+   Leaves out: the probability: that this event has probability >= 1 − η (Bernstein's
+     inequality for i.i.d. terms in [0, b] with variance <= σ²) is the sympy claim's
+     cited premise, not kernel-checked; no Coq library packaged for Debian's Coq 8.16
+     proves Bernstein's or Hoeffding's inequality. *)
 From Coq Require Import Reals List Lra Psatz.
 From SoftmaxDispersion Require Import Statements Lemmas ListSums.
 Open Scope R_scope.

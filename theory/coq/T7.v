@@ -1,10 +1,14 @@
-(* T7: over a list of logits e_j, with A_r(θ) = Σ e_j^r exp(e_j/θ) and
-   B_r(β) = Σ e_j^r exp(β e_j) (β = 1/θ), the entropy H = −Σ p_j ln p_j and the variance
-   Var = Σ p_j (e_j − μ)² of p = softmax(β e) satisfy H = ln B₀ − β B₁/B₀
-   = ln A₀ − A₁/(θ A₀), Var = B₂/B₀ − (B₁/B₀)² = A₂/A₀ − (A₁/A₀)² >= 0, and the closed
-   forms of H have the derivatives Var/θ³ in θ and −β Var in β (Coquelicot's is_derive:
-   differentiable, with that derivative).  The list sums are differentiated term by term
-   (is_derive_lsum). *)
+(* T7: the entropy's temperature derivative, over a list of logits.
+   With A_r(θ) = Σ e_j^r exp(e_j/θ) and B_r(β) = Σ e_j^r exp(β e_j) (β = 1/θ), the list
+   sums are differentiated term by term (is_derive_lsum), the closed forms by
+   Coquelicot's rules (auto_derive).
+   Covers: for any non-empty list of logits and θ > 0, the entropy H and the variance Var of
+     softmax(βe) equal their closed forms ln B₀ − β B₁/B₀ = ln A₀ − A₁/(θ A₀) and
+     B₂/B₀ − (B₁/B₀)² = A₂/A₀ − (A₁/A₀)², Var >= 0, and the closed forms are differentiable
+     with derivatives Var/θ³ >= 0 in θ and −β Var <= 0 in β (Coquelicot's is_derive).
+   Leaves out: nothing of the sympy claim; the derivatives are those of the closed forms,
+     which equal H at every θ > 0 (the sympy claim states them so), not of H's sum taken
+     as a function of θ directly. *)
 From Coq Require Import Reals List Lra Psatz.
 From Coquelicot Require Import Coquelicot.
 From SoftmaxDispersion Require Import Statements Lemmas ListSums.

@@ -1,7 +1,11 @@
-(* T8: dot-product logits e = (Qy)ᵀ(Kx)/s spread by at most 2 σ_q σ_k ‖y‖ R / s.
-   The norms are reals; Cauchy–Schwarz and ‖Ax‖ <= σ ‖x‖ (σ any bound on the operator
-   norm) are hypotheses of the statement, for the query and for the two keys i and j
-   where the largest and the smallest logit are attained. *)
+(* T8: dot-product logits e = (Qy)ᵀ(Kx)/s spread by at most 2 σ_q σ_k ‖y‖ R / s, from
+   Cauchy–Schwarz and ‖Ax‖ <= σ ‖x‖ at the two keys where the largest and the smallest
+   logit are attained.
+   Covers: δ = e_max − e_min <= 2 σ_q σ_k ‖y‖ R / s for any σ_q, σ_k that bound the
+     operator norms (‖Qy‖ <= σ_q ‖y‖, ‖Kx‖ <= σ_k ‖x‖), any R >= ‖x_i‖, ‖x_j‖ and s > 0,
+     given |(Qy)ᵀ(Kx)| <= ‖Qy‖ ‖Kx‖ at both keys.
+   Leaves out: vectors and matrices: the norms and dot products are real numbers, and
+     Cauchy–Schwarz and the operator-norm bounds are hypotheses, not proved for vectors. *)
 From Coq Require Import Reals Lra Psatz.
 From SoftmaxDispersion Require Import Statements.
 Open Scope R_scope.

@@ -1,9 +1,14 @@
-(* T9: each layer kind's radius rule, the spread of a head (T8 with query and keys in the
-   ball of radius r), and the stack: by induction over the layers ℓ (naturals), inputs of
-   norm N ℓ <= R ℓ, where R (ℓ + 1) = a ℓ R ℓ + b ℓ is the radius recursion, so every
-   head's spread is at most 2 σ_q σ_k R(ℓ)² / s.  The norms are reals; the operator-norm,
-   triangle, Lipschitz and LayerNorm facts are hypotheses of the statement, the attention
-   output's keys a list of (weight, ‖x_t‖, ‖V x_t‖) with weights >= 0 adding up to 1. *)
+(* T9: layer composition.  Each layer kind's radius rule, a head's spread (T8 with the
+   query and the keys in the ball of radius r), and the stack by induction over the
+   layers ℓ (naturals): N ℓ <= R ℓ for the radius recursion R (ℓ + 1) = a ℓ R ℓ + b ℓ.
+   Covers: the radius rules of Linear, Lipschitz, Residual, LayerNorm and Attention (the
+     output a convex combination over a list of keys (p_t, ‖x_t‖, ‖V x_t‖)), a head's
+     spread 2 σ_q σ_k r²/s, and for every layer ℓ of a stack whose layers obey
+     N(ℓ+1) <= a(ℓ) N(ℓ) + b(ℓ), the bounds N(ℓ) <= R(ℓ) and
+     D(ℓ) <= 2 σ_q(ℓ) σ_k(ℓ) R(ℓ)²/s(ℓ).
+   Leaves out: vectors: the norms are real numbers and the operator-norm, triangle,
+     Lipschitz, LayerNorm and ‖Σ p_t v_t‖ <= Σ p_t ‖v_t‖ facts are hypotheses; that a given
+     network's layers obey the affine rule is a hypothesis of the stack. *)
 From Coq Require Import Reals List Lra Psatz Arith.
 From SoftmaxDispersion Require Import Statements Lemmas ListSums T8.
 Open Scope R_scope.
