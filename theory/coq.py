@@ -35,7 +35,8 @@ The printer is driven by the sympy tree alone, never by what a symbol is called:
 * a named root ``r`` of a polynomial, isolated in ``(lo, hi)``, becomes the hypotheses
   ``poly(r) = 0``, ``lo < r`` and ``r < hi`` — the very facts the sympy kernel adds;
 * ``exp``, ``log``, integer powers, square roots (``sqrt``), symbolic powers (``Rpower``,
-  the real power of a positive base), ``Max``/``Min`` (``Rmax``/``Rmin``), ``Abs``
+  the real power of a positive base; a constant fractional power other than ``1/2`` is
+  refused, as ``Rpower 0 p = 1``), ``Max``/``Min`` (``Rmax``/``Rmin``), ``Abs``
   (``Rabs``), ``Piecewise`` (``if Rlt_dec … then … else …``), limits at infinity
   (Coquelicot's ``is_lim (fun n : R => …) p_infty (Finite …)``: sympy's ``Limit`` is a
   limit over the reals, and so is ``is_lim``) and first derivatives: an equation
@@ -673,6 +674,9 @@ class CoqPrinter:
         if power == sp.Rational(1, 2):
             # Coq's sqrt is 0 at 0, where Rpower 0 (1/2) = exp (1/2 * ln 0) would be 1.
             return f"sqrt {self._wrap(self._expr(base), ATOM)}", APP
+        if power.is_Rational:
+            # sympy's x**(p/q) is real at x = 0 (and for odd q below 0); Rpower is not.
+            raise CoqPrintError(f"a constant fractional power has no faithful Coq form: {e}")
         base_text = self._wrap(self._expr(base), ATOM)
         return f"Rpower {base_text} {self._wrap(self._expr(power), ATOM)}", APP
 

@@ -340,6 +340,9 @@ class _ToSympy:
         name = head[1]
         unary = {"exp": sp.exp, "ln": sp.log, "Rabs": sp.Abs, "sqrt": sp.sqrt}
         binary = {"Rpower": sp.Pow, "Rmax": sp.Max, "Rmin": sp.Min}
+        if name == "Rpower" and len(arguments) == 2 and self.expr(arguments[1]).is_number:
+            # The printer writes sqrt and ^ for constant powers: Rpower 0 p is 1, not 0.
+            raise CoqReadError("Rpower with a constant exponent")
         if name in self.functions and name not in self.bound and len(arguments) == 1:
             return self.function(name)(self.expr(arguments[0]))
         if name in unary and len(arguments) == 1:
@@ -421,8 +424,16 @@ class _ToSympy:
             ">": sp.StrictGreaterThan,
         }
         if op in relations:
+            sides = [self._is_derive_value(node[2]), self._is_derive_value(node[3])]
+            if op == "=" and sides.count(True) == 1:
+                # weaker than is_derive (Derive is some number where f is not differentiable)
+                raise CoqReadError("an equation of a Derive: the printer writes is_derive")
             return relations[op](self.expr(node[2]), self.expr(node[3]), evaluate=False)
         raise CoqReadError(f"{op} is not a proposition")
+
+    @staticmethod
+    def _is_derive_value(node: Node) -> bool:
+        return node[0] == "app" and node[1] == ("id", "Derive")
 
     def quantified(self, node: Node) -> tuple[sp.Basic, tuple[sp.Symbol, ...]]:
         """``forall l : nat, P`` → ``(P, (l,))``; any other proposition → ``(P, ())``."""

@@ -1,5 +1,5 @@
 (* T3: n · c/(c+n−1) -> c and n/(1+(n−1)c) -> 1/c as n -> oo (limits over the reals).
-   Covers: n·c/(c+n−1) -> c and n/(1+(n−1)c) -> 1/c as the real n -> oo (Coquelicot's
+   Covers: n·c/(c+n−1) -> c and n/(1+(n−1)c) -> 1/c as the real n -> ∞ (Coquelicot's
      is_lim), the Θ(1/n) constants of T1's two ends.
    Leaves out: nothing of the sympy claim; a limit over the reals gives the one over set
      sizes. *)
