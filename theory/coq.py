@@ -485,9 +485,9 @@ class CoqPrinter:
             return f"{left} <-> {right}", IFF
         if isinstance(p, sp.Equality) and p.args[0].has(sp.Limit) | p.args[1].has(sp.Limit):
             return self._limit(p), APP
-        if isinstance(p, sp.Equality) and isinstance(p.lhs, sp.Derivative):
-            if not p.rhs.has(sp.Derivative):
-                return self._is_derive(p.lhs, p.rhs), APP
+        derivative_equation = isinstance(p, sp.Equality) and isinstance(p.lhs, sp.Derivative)
+        if derivative_equation and not p.rhs.has(sp.Derivative):
+            return self._is_derive(p.lhs, p.rhs), APP
         if isinstance(p, sp.Equality) and isinstance(p.rhs, sp.Derivative):
             raise CoqPrintError(f"write the derivative on the left of {sp.sstr(p)}")
         if type(p) in _RELATIONS:
@@ -602,7 +602,7 @@ class CoqPrinter:
     def _natural(self, e: sp.Basic) -> str:
         """A natural-number argument: ``l``, ``0%nat``, ``(l + 1)%nat``."""
         if isinstance(e, sp.Symbol) and e in self.naturals:
-            return self.names[e]
+            return str(self.names[e])
         if isinstance(e, sp.Integer) and e >= 0:
             return f"{int(e)}%nat"
         if isinstance(e, sp.Add) and all(
@@ -611,7 +611,8 @@ class CoqPrinter:
             for a in e.args
         ):
             terms = sorted(e.args, key=lambda a: (a.is_Integer, sp.default_sort_key(a)))
-            return "(" + " + ".join(self.names[a] if a.is_Symbol else str(a) for a in terms) + ")%nat"
+            body = " + ".join(self.names[a] if a.is_Symbol else str(a) for a in terms)
+            return f"({body})%nat"
         raise CoqPrintError(f"no natural-number form for {sp.sstr(e)}")
 
     def _add(self, e: sp.Add) -> str:

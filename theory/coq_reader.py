@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sympy as sp
-from sympy.core.function import AppliedUndef, UndefinedFunction
+from sympy.core.function import UndefinedFunction
 
 from softmax_dispersion.theory.coq import (
     Family,
@@ -258,9 +258,7 @@ class PrintedStatement:
     lists: list[str] = field(default_factory=list)
     hypotheses: list[Hypothesis] = field(default_factory=list)
     conclusion: sp.Basic = sp.true
-    conclusion_parts: list[tuple[sp.Basic, tuple[sp.Symbol, ...]]] = field(
-        default_factory=list
-    )
+    conclusion_parts: list[tuple[sp.Basic, tuple[sp.Symbol, ...]]] = field(default_factory=list)
     free_names: set[str] = field(default_factory=set)
     used_functions: set[str] = field(default_factory=set)
 
@@ -296,9 +294,7 @@ class _ToSympy:
         saved = dict(self.bound)
         for name in names:
             found = self.resolve(name)
-            self.bound[name] = (
-                found if isinstance(found, sp.Symbol) else sp.Symbol(name, real=True)
-            )
+            self.bound[name] = found if isinstance(found, sp.Symbol) else sp.Symbol(name, real=True)
         return saved
 
     def expr(self, node: Node) -> sp.Expr:
@@ -433,7 +429,7 @@ class _ToSympy:
 
     @staticmethod
     def _is_derive_value(node: Node) -> bool:
-        return node[0] == "app" and node[1] == ("id", "Derive")
+        return bool(node[0] == "app" and node[1] == ("id", "Derive"))
 
     def quantified(self, node: Node) -> tuple[sp.Basic, tuple[sp.Symbol, ...]]:
         """``forall l : nat, P`` → ``(P, (l,))``; any other proposition → ``(P, ())``."""
@@ -517,9 +513,14 @@ def _hypothesis(reader: _ToSympy, node: Node) -> Hypothesis:
             fact, naturals = reader.quantified(node)
             return Hypothesis("fact", expr=fact, naturals=naturals)
         body = node[2]
-        if kind == "R" and not rest and body[0] == "bin" and body[1] == "=":
-            if body[2][0] == "app" and body[3][0] == "app" and body[3][1] == ("id", "fold_right"):
-                return _function_sum(reader, names, body)
+        equation = kind == "R" and not rest and body[0] == "bin" and body[1] == "="
+        if (
+            equation
+            and body[2][0] == "app"
+            and body[3][0] == "app"
+            and body[3][1] == ("id", "fold_right")
+        ):
+            return _function_sum(reader, names, body)
         return _membership_fact(reader, node)
     if node[0] == "bin" and node[1] == "=":
         left, right = node[2], node[3]
@@ -671,9 +672,7 @@ def _naturals_in(expr: sp.Basic, naturals: frozenset[sp.Symbol]) -> tuple[sp.Sym
     return tuple(sorted(expr.free_symbols & naturals, key=lambda s: s.name))
 
 
-def statement_mismatches(
-    claim: Claim, text: str, names: dict[Any, str] | None = None
-) -> list[str]:
+def statement_mismatches(claim: Claim, text: str, names: dict[Any, str] | None = None) -> list[str]:
     """Where the printed ``text`` differs from ``claim``: empty when it is faithful.
 
     The comparison is by meaning, not by the printer's layout:
@@ -803,8 +802,8 @@ def statement_mismatches(
         )
     parts = sp.And.make_args(claim.statement)
     wanted = Counter((_key(p), _naturals_in(p, naturals)) for p in parts)
-    got = Counter((_key(p), q) for p, q in read.conclusion_parts)
-    if wanted != got:
+    printed = Counter((_key(p), q) for p, q in read.conclusion_parts)
+    if wanted != printed:
         problems.append(f"conclusion: {sp.sstr(read.conclusion)} != {sp.sstr(claim.statement)}")
     return problems
 

@@ -101,7 +101,9 @@ def _hooked(monkeypatch: pytest.MonkeyPatch) -> tuple[Claim, dict[str, str]]:
 
     claim = Claim("T99", "a hooked claim", sp.true, [], "test", proof=lambda: [])
     hook = coq.StatementHook(
-        print_statement=lambda c: f"Definition {c.id}_statement : Prop := forall x : R, helper x = x.",
+        print_statement=lambda c: (
+            f"Definition {c.id}_statement : Prop := forall x : R, helper x = x."
+        ),
         check_statement=lambda c, text: [] if "helper x = x" in text else ["not the helper"],
         requires=("From SoftmaxDispersion Require Import Helper.",),
     )
@@ -355,9 +357,11 @@ def _t7_derivative(variable: str) -> sp.Basic:
     var = _symbol("T7", variable)
     return _part(
         "T7",
-        lambda p: isinstance(p, sp.Equality)
-        and isinstance(p.lhs, sp.Derivative)
-        and p.lhs.variables == (var,),
+        lambda p: (
+            isinstance(p, sp.Equality)
+            and isinstance(p.lhs, sp.Derivative)
+            and p.lhs.variables == (var,)
+        ),
     )
 
 
