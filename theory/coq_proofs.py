@@ -10,8 +10,8 @@ from the sympy claims by :mod:`softmax_dispersion.theory.coq` into a generated
 ``_CoqProject``, a ``Makefile`` calling ``coq_makefile``, a ``Print_Assumptions.v``) that
 compiles with Coq 8.16, Coquelicot and Interval (and Flocq, where a statement needs it)
 alone.  :func:`kernel_check` exports the project to a temporary folder, compiles every
-file ``coqc`` needs for the named claims, and asks Coq's kernel what each theorem rests on (``Print Assumptions``).  A theorem is
-*kernel-checked* when its file compiles, its type is the generated statement, no proof
+file ``coqc`` needs for the named claims, and asks Coq's kernel what each theorem rests
+on (``Print Assumptions``).  A theorem is *kernel-checked* when its file compiles, its type is the generated statement, no proof
 file declares an axiom or admits a goal, and every assumption is one of the standard
 library's axioms of the real numbers or a primitive-float/63-bit-integer axiom
 (Interval's certified computations run on Coq's primitive floats).
