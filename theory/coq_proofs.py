@@ -11,10 +11,12 @@ from the sympy claims by :mod:`softmax_dispersion.theory.coq` into a generated
 compiles with Coq 8.16, Coquelicot and Interval (and Flocq, where a statement needs it)
 alone.  :func:`kernel_check` exports the project to a temporary folder, compiles every
 file ``coqc`` needs for the named claims, and asks Coq's kernel what each theorem rests
-on (``Print Assumptions``).  A theorem is *kernel-checked* when its file compiles, its type is the generated statement, no proof
-file declares an axiom or admits a goal, and every assumption is one of the standard
-library's axioms of the real numbers or a primitive-float/63-bit-integer axiom
-(Interval's certified computations run on Coq's primitive floats).
+on (``Print Assumptions``).  A theorem is *kernel-checked* when its file compiles, its
+type is the generated statement, no proof file declares an axiom or admits a goal, and
+every assumption is one of the standard library's axioms of the real numbers or a
+primitive-float/63-bit-integer axiom (Interval's certified computations run on Coq's
+primitive floats).  Each proof file says, in its opening comment, what its theorem
+covers and what of its claim's subject it leaves out (:func:`proof_scope`).
 """
 
 from __future__ import annotations
