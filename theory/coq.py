@@ -287,7 +287,13 @@ def register_statement_hook(claim_id: str, hook: StatementHook) -> None:
 
 
 def statement_hook(claim_id: str) -> StatementHook | None:
-    """The hook registered for ``claim_id`` (after importing :data:`HOOK_MODULES`)."""
+    """The hook registered for ``claim_id`` (after importing :data:`HOOK_MODULES`), or ``None``.
+
+    Examples
+    --------
+    >>> statement_hook("T1") is None  # printed from its sympy tree
+    True
+    """
     for module in HOOK_MODULES:
         if module not in _LOADED:
             importlib.import_module(module)
@@ -711,7 +717,7 @@ def family(definition: SumDefinition) -> Family:
     return (definition.family_name, definition.index, definition.count, definition.domain)
 
 
-def list_type(indices: Sequence[sp.Symbol]) -> str:
+def _list_type(indices: Sequence[sp.Symbol]) -> str:
     """``list R`` for a family of one index symbol, ``list (R * R * R)`` for three."""
     return "list R" if len(indices) == 1 else "list (" + " * ".join(["R"] * len(indices)) + ")"
 
@@ -888,7 +894,7 @@ def _binders(layout: _Layout) -> str:
     for function, kind in layout.functions:
         add(layout.names[function], kind)
     for (_, indices, _, _), name in layout.lists:
-        add(name, list_type(indices))
+        add(name, _list_type(indices))
     texts = [f"{' '.join(names)} : {kind}" for names, kind in groups]
     return texts[0] if len(texts) == 1 else " ".join(f"({t})" for t in texts)
 
