@@ -20,43 +20,69 @@ The printer is driven by the sympy tree alone, never by what a symbol is called:
   ``S = fold_right Rplus 0 (map (fun x_j : R => term) x_js)``, and every relation of the
   family's domain holds for each member of the list (``forall x_j : R, In x_j x_js ->
   ...``, after the assumptions); sums over one family range over one list;
+* a family whose members are tuples ``(p_t, x_t, v_t)`` ranges over a list of tuples
+  ``p_ts : list (R * R * R)``, summed by ``map (fun '(p_t, x_t, v_t) => term) p_ts``, its
+  domain stated as ``forall p_t x_t v_t : R, In (p_t, x_t, v_t) p_ts -> ...``;
+* a sum named by a function, ``A(θ) = Σ_j term(x_j, θ)``, becomes a function
+  ``A : R -> R`` with the hypothesis ``forall θ : R, A θ = fold_right …`` (the sum at
+  every θ);
+* the claim's natural-number symbols (``naturals``) range over ``nat``: a function
+  applied to them, such as ``N(l + 1)``, is a sequence ``N : nat -> R`` applied to
+  ``(l + 1)%nat``; an assumption or a conjunct of the statement that mentions them is
+  quantified over every natural (``forall l : nat, ...``), as the kernel reads them; any
+  other undefined function is a function ``R -> R``;
 * an abbreviation ``H := expression`` becomes the hypothesis ``H = expression``;
 * a named root ``r`` of a polynomial, isolated in ``(lo, hi)``, becomes the hypotheses
   ``poly(r) = 0``, ``lo < r`` and ``r < hi`` — the very facts the sympy kernel adds;
-* ``exp``, ``log``, integer powers, symbolic powers (``Rpower``, the real power of a
-  positive base), ``Max``/``Min`` (``Rmax``/``Rmin``), ``Abs`` (``Rabs``), ``Piecewise``
-  (``if Rlt_dec … then … else …``) and limits at infinity (Coquelicot's
-  ``is_lim (fun n : R => …) p_infty (Finite …)``: sympy's ``Limit`` is a limit over the
-  reals, and so is ``is_lim``).
+* ``exp``, ``log``, integer powers, square roots (``sqrt``), symbolic powers (``Rpower``,
+  the real power of a positive base; a constant fractional power other than ``1/2`` is
+  refused, as ``Rpower 0 p = 1``), ``Max``/``Min`` (``Rmax``/``Rmin``), ``Abs``
+  (``Rabs``), ``Piecewise`` (``if Rlt_dec … then … else …``), limits at infinity
+  (Coquelicot's ``is_lim (fun n : R => …) p_infty (Finite …)``: sympy's ``Limit`` is a
+  limit over the reals, and so is ``is_lim``) and first derivatives: an equation
+  ``d f/dx = g`` is Coquelicot's ``is_derive (fun x : R => f) x g`` (``f`` is
+  differentiable at ``x`` and its derivative there is ``g``), any other occurrence of
+  ``d f/dx`` is ``Derive (fun x : R => f) x``.
 
 What cannot be printed faithfully raises :class:`CoqPrintError`; nothing is ever
 approximated or dropped.  :mod:`softmax_dispersion.theory.coq_reader` reads a printed
 statement back into sympy, so that a test can compare it with the claim it came from.
+
+A claim whose Coq statement is not printed from its sympy tree (a floating-point
+theorem stated with Flocq's own objects) registers a :class:`StatementHook`: its own
+printer, its own faithfulness check and the ``Require`` lines its statement needs.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import sympy as sp
+from sympy.core.function import AppliedUndef, UndefinedFunction
 
 from softmax_dispersion.theory.kernel import Claim, Let, RealRoot, SumOver
 
 __all__ = [
+    "HOOK_MODULES",
     "STATEMENTS_HEADER",
     "CoqPrintError",
     "CoqPrinter",
     "Family",
     "LetDefinition",
     "RootDefinition",
+    "StatementHook",
     "SumDefinition",
     "claim_definitions",
     "coq_name",
     "coq_statement",
     "family",
     "printed_names",
+    "register_statement_hook",
+    "statement_hook",
     "statements_file",
 ]
 
@@ -77,6 +103,7 @@ _RESERVED = frozenset(
         *("Rplus", "Rmult", "exp", "ln", "Rpower", "sqrt", "Rmax", "Rmin", "Rabs"),
         *("Rlt_dec", "Rle_dec", "Rgt_dec", "Rge_dec", "Req_EM_T"),
         *("is_lim", "p_infty", "m_infty", "Finite", "True", "False", "PI", "pi"),
+        *("is_derive", "Derive", "pair", "prod", "fst", "snd"),
         *("forall", "fun", "if", "then", "else", "let", "in", "match", "with", "end"),
         *("as", "at", "return", "exists", "Type", "Prop", "Set", "fix", "cofix"),
         *("Definition", "Theorem", "Lemma", "Proof", "Qed"),
@@ -117,6 +144,11 @@ _DECIDERS: dict[type, str] = {
 }
 _FUNCTIONS: dict[type, str] = {sp.exp: "exp", sp.log: "ln", sp.Abs: "Rabs"}
 
+REAL_FUNCTION = "R -> R"
+"""The Coq type of a sum named by a function, or of an undefined function of a real."""
+SEQUENCE = "nat -> R"
+"""The Coq type of an undefined function of the claim's natural-number symbols."""
+
 
 def _negative_exponent(power: sp.Expr) -> bool:
     """``x**power`` is written as a division: a negative number or ``-a·b`` (not ``1 − q``)."""
@@ -131,19 +163,33 @@ class CoqPrintError(ValueError):
 
 @dataclass(frozen=True)
 class SumDefinition:
-    """``symbol = Σ_j term_j`` over a family of ``count`` members indexed by ``index``.
+    """``symbol = Σ term`` over a family of ``count`` members with index symbols ``index``.
 
-    Every member satisfies ``domain`` (the kernel's
-    :class:`~softmax_dispersion.theory.definitions.SumOver` over its
+    ``symbol`` is a real symbol, or a function applied to one real symbol (``A(θ)``: the
+    sum is defined at every value of that variable).  Every member satisfies ``domain``
+    (the kernel's :class:`~softmax_dispersion.theory.definitions.SumOver` over its
     :class:`~softmax_dispersion.theory.definitions.Family`, named ``family_name``).
     """
 
-    symbol: sp.Symbol
+    symbol: sp.Expr
     term: sp.Expr
-    index: sp.Symbol
+    index: tuple[sp.Symbol, ...]
     count: sp.Expr
     domain: tuple[sp.Basic, ...] = ()
     family_name: str = ""
+
+    @property
+    def var(self) -> sp.Symbol | None:
+        """The variable of a sum named by a function, ``A(var)``; else ``None``."""
+        if isinstance(self.symbol, AppliedUndef):
+            [arg] = self.symbol.args
+            return arg if isinstance(arg, sp.Symbol) else None
+        return None
+
+    @property
+    def key(self) -> Any:
+        """What the definition names: the symbol, or the function."""
+        return self.symbol.func if isinstance(self.symbol, AppliedUndef) else self.symbol
 
 
 @dataclass(frozen=True)
@@ -157,6 +203,11 @@ class LetDefinition:
     def fact(self) -> sp.Basic:
         """The defining equation."""
         return sp.Eq(self.symbol, self.expression, evaluate=False)
+
+    @property
+    def key(self) -> Any:
+        """What the definition names."""
+        return self.symbol
 
 
 @dataclass(frozen=True)
@@ -178,22 +229,95 @@ class RootDefinition:
             sp.Lt(self.symbol, self.upper, evaluate=False),
         )
 
+    @property
+    def key(self) -> Any:
+        """What the definition names."""
+        return self.symbol
+
 
 Definition = SumDefinition | LetDefinition | RootDefinition
+
+
+# -- claims whose statement is printed otherwise -------------------------------------
+
+
+@dataclass(frozen=True)
+class StatementHook:
+    """How a claim whose Coq statement is not printed from its sympy tree gets one.
+
+    Attributes
+    ----------
+    print_statement
+        ``claim -> "Definition <Id>_statement : Prop := ..."``.
+    check_statement
+        ``(claim, text) -> problems``: where ``text`` differs from what ``claim`` says
+        (empty when faithful); the export refuses a statement with problems.
+    requires
+        ``Require`` lines the statement needs in ``Statements.v`` (``"From Flocq Require
+        Import Core."``; a module of the package's own, ``"From SoftmaxDispersion Require
+        Import FloatSoftmax."``, is then compiled before ``Statements.v``).
+    """
+
+    print_statement: Callable[[Claim], str]
+    check_statement: Callable[[Claim, str], list[str]]
+    requires: tuple[str, ...] = ()
+
+
+HOOK_MODULES: tuple[str, ...] = ()
+"""Modules that register a :class:`StatementHook` when imported (loaded on first use)."""
+_HOOKS: dict[str, StatementHook] = {}
+_LOADED: set[str] = set()
+
+
+def register_statement_hook(claim_id: str, hook: StatementHook) -> None:
+    """Print (and check) ``claim_id``'s Coq statement with ``hook`` instead of the printer.
+
+    Examples
+    --------
+    >>> hook = StatementHook(lambda c: f"Definition {c.id}_statement : Prop := True.",
+    ...                      lambda c, text: [])
+    >>> register_statement_hook("T99", hook)
+    >>> statement_hook("T99") is hook
+    True
+    >>> _ = _HOOKS.pop("T99")
+    """
+    if not isinstance(hook, StatementHook):
+        raise TypeError(f"hook must be a StatementHook, not {type(hook).__name__}")
+    _HOOKS[claim_id] = hook
+
+
+def statement_hook(claim_id: str) -> StatementHook | None:
+    """The hook registered for ``claim_id`` (after importing :data:`HOOK_MODULES`), or ``None``.
+
+    Examples
+    --------
+    >>> statement_hook("T1") is None  # printed from its sympy tree
+    True
+    """
+    for module in HOOK_MODULES:
+        if module not in _LOADED:
+            importlib.import_module(module)
+            _LOADED.add(module)
+    return _HOOKS.get(claim_id)
+
+
+# -- definitions -----------------------------------------------------------------------
 
 
 def claim_definitions(claim: Claim) -> tuple[Definition, ...]:
     """The definitions that give the claim's symbols their meaning.
 
     They are the claim's recorded definitions (``claim.definitions``, checked by the
-    kernel), keeping those whose defined symbol occurs in the claim's statement or
-    assumptions, and then those that the kept definitions use, until nothing is added.
+    kernel), keeping those whose defined symbol (or function) occurs in the claim's
+    statement or assumptions, and then those that the kept definitions use, until
+    nothing is added.
 
     Raises
     ------
     CoqPrintError
         When one symbol is given two different definitions, or a definition has no Coq
-        form here (a sum over more than one index symbol, a sum named by a function).
+        form here (a sum named by an expression that is neither a symbol nor a function
+        of one symbol).
 
     Examples
     --------
@@ -205,39 +329,39 @@ def claim_definitions(claim: Claim) -> tuple[Definition, ...]:
     """
     candidates = [_as_definition(d) for d in claim.definitions]
     for definition in candidates:
-        clash = [d for d in candidates if d.symbol == definition.symbol and d != definition]
+        clash = [d for d in candidates if d.key == definition.key and d != definition]
         if clash:
             raise CoqPrintError(f"{definition.symbol} is defined twice, differently")
     # Keep the definitions the claim uses, and (to a fixed point) those they use.
-    used = set(sp.Tuple(claim.statement, *claim.assumptions).free_symbols)
-    chosen: set[sp.Symbol] = set()
+    used = _names_in(sp.Tuple(claim.statement, *claim.assumptions))
+    chosen: set[Any] = set()
     while True:
-        new = [d for d in candidates if d.symbol not in chosen and _mentions(d) & used]
+        new = [d for d in candidates if d.key not in chosen and d.key in used]
         if not new:
             break
         for definition in new:
-            chosen.add(definition.symbol)
+            chosen.add(definition.key)
             used |= _uses(definition)
-    ordered: dict[sp.Symbol, Definition] = {}
+    ordered: dict[Any, Definition] = {}
     for definition in candidates:
-        if definition.symbol in chosen:
-            ordered.setdefault(definition.symbol, definition)
+        if definition.key in chosen:
+            ordered.setdefault(definition.key, definition)
     return tuple(ordered.values())
 
 
-def _mentions(definition: Definition) -> set[sp.Symbol]:
-    """The symbols whose use calls for this definition: its name."""
-    return {definition.symbol}
+def _names_in(expr: sp.Basic) -> set[Any]:
+    """The free symbols of ``expr`` and the undefined functions it applies."""
+    return set(expr.free_symbols) | {f.func for f in expr.atoms(AppliedUndef)}
 
 
-def _uses(definition: Definition) -> set[sp.Symbol]:
-    """The symbols a definition's right-hand side uses."""
+def _uses(definition: Definition) -> set[Any]:
+    """The symbols and functions a definition's right-hand side uses."""
     if isinstance(definition, RootDefinition):
-        return set(sp.Tuple(*definition.facts).free_symbols)
+        return _names_in(sp.Tuple(*definition.facts))
     if isinstance(definition, LetDefinition):
-        return set(definition.expression.free_symbols)
+        return _names_in(definition.expression)
     pieces = [definition.term, definition.count, *definition.domain]
-    return set(sp.Tuple(*pieces).free_symbols) - {definition.index}
+    return _names_in(sp.Tuple(*pieces)) - set(definition.index) - {definition.var}
 
 
 def _as_definition(recorded: object) -> Definition:
@@ -256,23 +380,30 @@ def _as_definition(recorded: object) -> Definition:
 
 def _sum_definition(total: SumOver) -> SumDefinition:
     family = total.family
-    if len(family.index) != 1 or not isinstance(total.symbol, sp.Symbol):
-        raise CoqPrintError(
-            f"the sum {total.symbol} needs one index symbol and a symbol for its name"
-        )
+    symbol = total.symbol
+    named_by_function = (
+        isinstance(symbol, AppliedUndef)
+        and len(symbol.args) == 1
+        and isinstance(symbol.args[0], sp.Symbol)
+    )
+    if not (isinstance(symbol, sp.Symbol) or named_by_function):
+        raise CoqPrintError(f"the sum {symbol} needs a symbol or a function of one symbol")
+    if not family.index:
+        raise CoqPrintError(f"the sum {symbol} has no index symbol")
     return SumDefinition(
-        total.symbol,
+        symbol,
         sp.sympify(total.term),
-        family.index[0],
+        tuple(family.index),
         sp.sympify(family.count),
         tuple(family.domain),
         family.name,
     )
 
 
-def coq_name(symbol: sp.Symbol, taken: Iterable[str] = ()) -> str:
-    """A Coq identifier for ``symbol``: its name made legal, clear of Coq's vocabulary."""
-    name = re.sub(r"[^A-Za-z0-9_']", "_", symbol.name)
+def coq_name(symbol: sp.Symbol | UndefinedFunction, taken: Iterable[str] = ()) -> str:
+    """A Coq identifier for ``symbol`` (or a function): its name made legal, clear of Coq's
+    vocabulary and of the names ``taken``."""
+    name = re.sub(r"[^A-Za-z0-9_']", "_", str(symbol.name))
     if not name or not (name[0].isalpha() or name[0] == "_"):
         name = "v" + name
     if name in _RESERVED:
@@ -285,12 +416,17 @@ def coq_name(symbol: sp.Symbol, taken: Iterable[str] = ()) -> str:
     return candidate
 
 
+# -- expressions and propositions --------------------------------------------------------
+
+
 class CoqPrinter:
     """Prints sympy expressions and propositions as Coq terms over ``R``.
 
-    ``names`` maps each sympy symbol to its Coq identifier.  Each ``_print`` method
-    returns the text and the Coq notation level of its outermost form, so that a
-    parenthesis is written exactly where Coq's grammar needs one.
+    ``names`` maps each sympy symbol (and each undefined function) to its Coq
+    identifier; ``sequences`` are the functions of natural numbers (``nat -> R``) and
+    ``naturals`` the claim's natural-number symbols.  Each ``_print`` method returns the
+    text and the Coq notation level of its outermost form, so that a parenthesis is
+    written exactly where Coq's grammar needs one.
 
     Examples
     --------
@@ -299,15 +435,36 @@ class CoqPrinter:
     >>> printer = CoqPrinter({x: "x", y: "y"})
     >>> printer.prop(sp.Le(x / (x + y), sp.exp(-x) * y**2))
     'x / (x + y) <= y ^ 2 * exp (- x)'
+    >>> printer.prop(sp.Eq(sp.Derivative(x**2, x), 2 * x))
+    'is_derive (fun x : R => x ^ 2) x (2 * x)'
     """
 
-    def __init__(self, names: dict[sp.Symbol, str]) -> None:
+    def __init__(
+        self,
+        names: dict[Any, str],
+        sequences: Iterable[UndefinedFunction] = (),
+        naturals: Iterable[sp.Symbol] = (),
+    ) -> None:
         self.names = dict(names)
+        self.sequences = frozenset(sequences)
+        self.naturals = frozenset(naturals)
+
+    def _with_name(self, var: sp.Symbol, name: str) -> CoqPrinter:
+        return CoqPrinter({**self.names, var: name}, self.sequences, self.naturals)
 
     # -- propositions ---------------------------------------------------------------
     def prop(self, statement: sp.Basic) -> str:
         """The proposition ``statement`` as Coq text."""
         return self._prop(statement)[0]
+
+    def quantified(self, statement: sp.Basic) -> tuple[str, int]:
+        """``statement``, under ``forall l : nat,`` for each natural-number symbol it mentions."""
+        mentioned = sorted(statement.free_symbols & self.naturals, key=lambda s: s.name)
+        text, level = self._prop(statement)
+        if not mentioned:
+            return text, level
+        binders = " ".join(self.names[s] for s in mentioned)
+        return f"forall {binders} : nat, {text}", BINDER
 
     def _prop(self, p: sp.Basic) -> tuple[str, int]:
         if p is sp.true:
@@ -334,6 +491,11 @@ class CoqPrinter:
             return f"{left} <-> {right}", IFF
         if isinstance(p, sp.Equality) and p.args[0].has(sp.Limit) | p.args[1].has(sp.Limit):
             return self._limit(p), APP
+        derivative_equation = isinstance(p, sp.Equality) and isinstance(p.lhs, sp.Derivative)
+        if derivative_equation and not p.rhs.has(sp.Derivative):
+            return self._is_derive(p.lhs, p.rhs), APP
+        if isinstance(p, sp.Equality) and isinstance(p.rhs, sp.Derivative):
+            raise CoqPrintError(f"write the derivative on the left of {sp.sstr(p)}")
         if type(p) in _RELATIONS:
             left, right = (self._wrap(self._expr(a), REL - 1) for a in p.args)
             return f"{left} {_RELATIONS[type(p)]} {right}", REL
@@ -364,9 +526,24 @@ class CoqPrinter:
             target = f"(Finite {self._wrap(self._expr(value), ATOM)})"
         # The binder must not capture another symbol of the body that prints the same.
         others = {self.names[s] for s in expr.free_symbols - {var} if s in self.names}
-        inner = CoqPrinter({**self.names, var: coq_name(var, others)})
+        inner = self._with_name(var, coq_name(var, others))
         body = inner._expr(expr)[0]
         return f"is_lim (fun {inner.names[var]} : R => {body}) {where} {target}"
+
+    def _derivative_parts(self, derivative: sp.Derivative) -> tuple[str, str]:
+        """``(fun x : R => f)`` and ``x`` for ``d f/dx``, a first derivative at ``x``."""
+        if derivative.variable_count != ((derivative.variables[0], 1),):
+            raise CoqPrintError(f"only first derivatives are printed: {sp.sstr(derivative)}")
+        [var] = derivative.variables
+        if var not in self.names or var in self.naturals:
+            raise CoqPrintError(f"the derivative's variable {var} is not a real of the claim")
+        body = self._expr(derivative.expr)[0]
+        name = self.names[var]
+        return f"(fun {name} : R => {body})", name
+
+    def _is_derive(self, derivative: sp.Derivative, value: sp.Expr) -> str:
+        function, point = self._derivative_parts(derivative)
+        return f"is_derive {function} {point} {self._wrap(self._expr(value), ATOM)}"
 
     # -- expressions ----------------------------------------------------------------
     def expr(self, e: sp.Basic) -> str:
@@ -384,6 +561,8 @@ class CoqPrinter:
         if isinstance(e, sp.Symbol):
             if e not in self.names:
                 raise CoqPrintError(f"the symbol {e} is not bound")
+            if e in self.naturals:
+                raise CoqPrintError(f"the natural number {e} outside a sequence's argument")
             return self.names[e], ATOM
         if e is sp.E:
             return "exp 1", APP
@@ -407,9 +586,40 @@ class CoqPrinter:
             for arg in reversed(args[:-1]):
                 text = f"{name} {arg} {text}" if text is args[-1] else f"{name} {arg} ({text})"
             return text, APP
+        if isinstance(e, sp.Derivative):
+            function, point = self._derivative_parts(e)
+            return f"Derive {function} {point}", APP
+        if isinstance(e, AppliedUndef):
+            return self._application(e), APP
         if type(e) in _FUNCTIONS and len(e.args) == 1:
             return f"{_FUNCTIONS[type(e)]} {self._wrap(self._expr(e.args[0]), ATOM)}", APP
         raise CoqPrintError(f"no Coq form for {sp.sstr(e)} ({type(e).__name__})")
+
+    def _application(self, e: AppliedUndef) -> str:
+        if e.func not in self.names:
+            raise CoqPrintError(f"the function {e.func} is not bound")
+        if len(e.args) != 1:
+            raise CoqPrintError(f"a function of {len(e.args)} arguments: {sp.sstr(e)}")
+        [arg] = e.args
+        if e.func in self.sequences:
+            return f"{self.names[e.func]} {self._natural(arg)}"
+        return f"{self.names[e.func]} {self._wrap(self._expr(arg), ATOM)}"
+
+    def _natural(self, e: sp.Basic) -> str:
+        """A natural-number argument: ``l``, ``0%nat``, ``(l + 1)%nat``."""
+        if isinstance(e, sp.Symbol) and e in self.naturals:
+            return str(self.names[e])
+        if isinstance(e, sp.Integer) and e >= 0:
+            return f"{int(e)}%nat"
+        if isinstance(e, sp.Add) and all(
+            (isinstance(a, sp.Symbol) and a in self.naturals)
+            or (isinstance(a, sp.Integer) and a > 0)
+            for a in e.args
+        ):
+            terms = sorted(e.args, key=lambda a: (a.is_Integer, sp.default_sort_key(a)))
+            body = " + ".join(self.names[a] if a.is_Symbol else str(a) for a in terms)
+            return f"({body})%nat"
+        raise CoqPrintError(f"no natural-number form for {sp.sstr(e)}")
 
     def _add(self, e: sp.Add) -> str:
         text = ""
@@ -468,6 +678,12 @@ class CoqPrinter:
             if power < 0:
                 return f"1 / {self._wrap(self._expr(sp.Pow(base, -power)), MUL - 1)}", MUL
             return f"{self._wrap(self._expr(base), POW - 1)} ^ {int(power)}", POW
+        if power == sp.Rational(1, 2):
+            # Coq's sqrt is 0 at 0, where Rpower 0 (1/2) = exp (1/2 * ln 0) would be 1.
+            return f"sqrt {self._wrap(self._expr(base), ATOM)}", APP
+        if power.is_Rational:
+            # sympy's x**(p/q) is real at x = 0 (and for odd q below 0); Rpower is not.
+            raise CoqPrintError(f"a constant fractional power has no faithful Coq form: {e}")
         base_text = self._wrap(self._expr(base), ATOM)
         return f"Rpower {base_text} {self._wrap(self._expr(power), ATOM)}", APP
 
@@ -487,11 +703,13 @@ class CoqPrinter:
         return text
 
 
-Family = tuple[str, sp.Symbol, sp.Expr, tuple[sp.Basic, ...]]
-"""A family of summands: its name, index symbol, count and domain.
+# -- the layout of a statement --------------------------------------------------------------
 
-Sums over one family range over one list; sums over different families (even of one
-index symbol) range over lists of their own."""
+Family = tuple[str, tuple[sp.Symbol, ...], sp.Expr, tuple[sp.Basic, ...]]
+"""A family of summands: its name, index symbols, count and domain.
+
+Sums over one family range over one list; sums over different families (even of the
+same index symbols) range over lists of their own."""
 
 
 def family(definition: SumDefinition) -> Family:
@@ -499,55 +717,120 @@ def family(definition: SumDefinition) -> Family:
     return (definition.family_name, definition.index, definition.count, definition.domain)
 
 
+def _list_type(indices: Sequence[sp.Symbol]) -> str:
+    """``list R`` for a family of one index symbol, ``list (R * R * R)`` for three."""
+    return "list R" if len(indices) == 1 else "list (" + " * ".join(["R"] * len(indices)) + ")"
+
+
 @dataclass(frozen=True)
 class _Layout:
     """The binders and hypotheses of a printed statement, in printing order."""
 
     reals: tuple[sp.Symbol, ...]
+    functions: tuple[tuple[UndefinedFunction, str], ...]  # (function, its Coq type)
     lists: tuple[tuple[Family, str], ...]  # (family, list name)
-    names: dict[sp.Symbol, str]
+    names: dict[Any, str]
+    naturals: frozenset[sp.Symbol]
+
+    def printer(self) -> CoqPrinter:
+        sequences = [f for f, kind in self.functions if kind == SEQUENCE]
+        return CoqPrinter(self.names, sequences, self.naturals)
+
+
+def _function_types(
+    parts: Sequence[sp.Basic], sums: Sequence[SumDefinition], naturals: frozenset[sp.Symbol]
+) -> dict[UndefinedFunction, str]:
+    """Each undefined function's Coq type: ``R -> R`` for a sum, else by its arguments."""
+    kinds: dict[UndefinedFunction, str] = {}
+    for d in sums:
+        if d.var is not None:
+            kinds[d.symbol.func] = REAL_FUNCTION
+    applications: dict[UndefinedFunction, list[sp.Basic]] = {}
+    for part in parts:
+        for application in part.atoms(AppliedUndef):
+            if len(application.args) != 1:
+                raise CoqPrintError(f"a function of several arguments: {sp.sstr(application)}")
+            applications.setdefault(application.func, []).append(application.args[0])
+    for function, args in applications.items():
+        if function in kinds:
+            continue
+        over_naturals = [bool(a.free_symbols) and a.free_symbols <= naturals for a in args]
+        constants = [a.is_Integer for a in args]
+        if all(n or c for n, c in zip(over_naturals, constants, strict=True)) and any(
+            over_naturals
+        ):
+            kinds[function] = SEQUENCE
+        elif not any(over_naturals):
+            kinds[function] = REAL_FUNCTION
+        else:
+            raise CoqPrintError(f"{function} is applied both to naturals and to reals")
+    return kinds
 
 
 def _layout(claim: Claim, definitions: Sequence[Definition]) -> _Layout:
     sums = [d for d in definitions if isinstance(d, SumDefinition)]
-    indices = {d.index for d in sums}
+    indices = {i for d in sums for i in d.index}
+    naturals = frozenset(getattr(claim, "naturals", ()))
+    parts: list[sp.Basic] = [claim.statement, *claim.assumptions]
     symbols: set[sp.Symbol] = set()
     for part in (claim.statement, *claim.assumptions):
         symbols |= part.free_symbols
     for d in definitions:
-        symbols.add(d.symbol)
         if isinstance(d, SumDefinition):
-            symbols |= sp.Tuple(d.term, d.count, *d.domain).free_symbols
+            pieces = sp.Tuple(d.term, d.count, *d.domain)
+            symbols |= pieces.free_symbols - {d.var}
+            if d.var is None:
+                symbols.add(d.symbol)
+            parts.append(pieces)
         elif isinstance(d, LetDefinition):
-            symbols |= d.expression.free_symbols
+            symbols |= {d.symbol, *d.expression.free_symbols}
+            parts.append(d.expression)
+        else:
+            symbols |= {d.symbol}
     if claim.statement.free_symbols & indices:
         raise CoqPrintError("the statement uses a summation index outside its sum")
     for d in sums:
         if d.count.free_symbols & indices:
             raise CoqPrintError(f"the count of {d.symbol} depends on a summation index")
-    reals = tuple(sorted(symbols - indices, key=lambda s: (s.name, sp.default_sort_key(s))))
-    names: dict[sp.Symbol, str] = {}
+    kinds = _function_types(parts, sums, naturals)
+    plain = symbols - indices - naturals
+    reals = tuple(sorted(plain, key=lambda s: (s.name, sp.default_sort_key(s))))
+    names: dict[Any, str] = {}
     for symbol in reals:
         names[symbol] = coq_name(symbol, names.values())
+    functions = tuple(sorted(kinds.items(), key=lambda item: str(item[0])))
+    for function, _ in functions:
+        names[function] = coq_name(function, names.values())
     taken = set(names.values())
-    for index in sorted(indices, key=lambda s: s.name):
-        names[index] = coq_name(index, taken)
-        taken.add(names[index])
+    for symbol in sorted(indices | naturals, key=lambda s: s.name):
+        names[symbol] = coq_name(symbol, taken)
+        taken.add(names[symbol])
     lists: list[tuple[Family, str]] = []
     for d in sums:
         if family(d) not in dict(lists):
-            lists.append((family(d), coq_name(sp.Symbol(f"{d.index.name}s"), taken)))
+            lists.append((family(d), coq_name(sp.Symbol(f"{d.index[0].name}s"), taken)))
             taken.add(lists[-1][1])
-    return _Layout(reals, tuple(lists), names)
+    return _Layout(reals, functions, tuple(lists), names, naturals)
 
 
-def _list_sum(printer: CoqPrinter, index: sp.Symbol, list_name: str, term: sp.Expr) -> str:
-    variable = printer.names[index]
-    return f"fold_right Rplus 0 (map (fun {variable} : R => {printer.expr(term)}) {list_name})"
+def _member(printer: CoqPrinter, indices: Sequence[sp.Symbol]) -> str:
+    """``e_j`` for one index symbol, ``(p_t, x_t, v_t)`` for a tuple."""
+    names = [printer.names[i] for i in indices]
+    return names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
+
+
+def _list_sum(
+    printer: CoqPrinter, indices: Sequence[sp.Symbol], list_name: str, term: sp.Expr
+) -> str:
+    if len(indices) == 1:
+        binder = f"{printer.names[indices[0]]} : R"
+    else:
+        binder = "'" + _member(printer, indices)
+    return f"fold_right Rplus 0 (map (fun {binder} => {printer.expr(term)}) {list_name})"
 
 
 def _hypotheses(claim: Claim, definitions: Sequence[Definition], layout: _Layout) -> list[str]:
-    printer = CoqPrinter(layout.names)
+    printer = layout.printer()
     list_of = dict(layout.lists)
     counted: set[str] = set()
     lines: list[str] = []
@@ -563,22 +846,29 @@ def _hypotheses(claim: Claim, definitions: Sequence[Definition], layout: _Layout
         if list_name not in counted:
             counted.add(list_name)
             lines.append(f"INR (length {list_name}) = {count}")
-        lines.append(
-            f"{printer.names[d.symbol]} = {_list_sum(printer, d.index, list_name, d.term)}"
-        )
+        total = _list_sum(printer, d.index, list_name, d.term)
+        if d.var is None:
+            lines.append(f"{printer.names[d.symbol]} = {total}")
+        else:
+            var = printer.names[d.var] if d.var in printer.names else coq_name(d.var)
+            inner = printer._with_name(d.var, var)
+            total = _list_sum(inner, d.index, list_name, d.term)
+            lines.append(f"(forall {var} : R, {printer.names[d.symbol.func]} {var} = {total})")
     for assumption in claim.assumptions:
-        lines.append(printer._wrap(printer._prop(assumption), IMP - 1))
+        lines.append(printer._wrap(printer.quantified(assumption), IMP - 1))
     # Every member of a family's list satisfies the family's domain.
-    for (_, index, _, domain), list_name in layout.lists:
-        variable = printer.names[index]
+    for (_, indices, _, domain), list_name in layout.lists:
+        variables = " ".join(printer.names[i] for i in indices)
+        member = _member(printer, indices)
         for relation in domain:
             text = printer._wrap(printer._prop(relation), IMP - 1)
-            lines.append(f"(forall {variable} : R, In {variable} {list_name} -> {text})")
+            lines.append(f"(forall {variables} : R, In {member} {list_name} -> {text})")
     return lines
 
 
-def printed_names(claim: Claim) -> dict[sp.Symbol, str]:
-    """The Coq identifier the printed statement gives each of the claim's symbols.
+def printed_names(claim: Claim) -> dict[Any, str]:
+    """The Coq identifier the printed statement gives each of the claim's symbols and
+    functions.
 
     Examples
     --------
@@ -589,6 +879,26 @@ def printed_names(claim: Claim) -> dict[sp.Symbol, str]:
     return dict(_layout(claim, claim_definitions(claim)).names)
 
 
+def _binders(layout: _Layout) -> str:
+    groups: list[tuple[list[str], str]] = []
+
+    def add(name: str, kind: str) -> None:
+        for names, existing in groups:
+            if existing == kind:
+                names.append(name)
+                return
+        groups.append(([name], kind))
+
+    for symbol in layout.reals:
+        add(layout.names[symbol], "R")
+    for function, kind in layout.functions:
+        add(layout.names[function], kind)
+    for (_, indices, _, _), name in layout.lists:
+        add(name, _list_type(indices))
+    texts = [f"{' '.join(names)} : {kind}" for names, kind in groups]
+    return texts[0] if len(texts) == 1 else " ".join(f"({t})" for t in texts)
+
+
 def coq_statement(claim: Claim) -> str:
     """The Coq ``Definition <Id>_statement : Prop`` printed from ``claim``.
 
@@ -596,7 +906,7 @@ def coq_statement(claim: Claim) -> str:
     ----------
     claim
         A claim whose statement, assumptions and definitions use only the forms listed
-        in this module's docstring.
+        in this module's docstring (or whose id has a :class:`StatementHook`).
 
     Returns
     -------
@@ -612,11 +922,14 @@ def coq_statement(claim: Claim) -> str:
     -----
     The printed proposition is
 
-    .. math:: \\forall x_1 \\dots x_k \\in \\mathbb{R},\\ \\forall \\ell_1 \\dots,\\;
+    .. math:: \\forall x_1 \\dots x_k \\in \\mathbb{R},\\ \\forall f_1 \\dots,\\
+       \\forall \\ell_1 \\dots,\\;
        D_1 \\to \\dots \\to A_1 \\to \\dots \\to A_m \\to P
 
     with the definitions :math:`D_i`, the assumptions :math:`A_i` and the statement
-    :math:`P`.  Real binders are sorted by name; list binders follow.
+    :math:`P`.  Real binders are sorted by name; functions, then lists follow.  An
+    assumption or a conjunct of :math:`P` that mentions a natural-number symbol ``l``
+    is quantified over every ``l : nat``.
 
     Examples
     --------
@@ -624,29 +937,29 @@ def coq_statement(claim: Claim) -> str:
     >>> print(coq_statement(claim_by_id("T2")).splitlines()[1])
       forall delta n theta : R,
     """
+    hook = statement_hook(claim.id)
+    if hook is not None:
+        return hook.print_statement(claim)
     definitions = claim_definitions(claim)
     layout = _layout(claim, definitions)
-    printer = CoqPrinter(layout.names)
-    binders = []
-    if layout.reals:
-        binders.append(" ".join(layout.names[s] for s in layout.reals) + " : R")
-    if layout.lists:
-        binders.append(" ".join(name for _, name in layout.lists) + " : list R")
-    quantifier = binders[0] if len(binders) == 1 else " ".join(f"({b})" for b in binders)
+    printer = layout.printer()
     lines = [f"Definition {claim.id}_statement : Prop :="]
-    if binders:
-        lines.append(f"  forall {quantifier},")
+    if layout.reals or layout.functions or layout.lists:
+        lines.append(f"  forall {_binders(layout)},")
     lines += [f"  {h} ->" for h in _hypotheses(claim, definitions, layout)]
     # One conjunct a line, for the reader; the parts are printed as one right-nested chain.
     statement = claim.statement
     parts = statement.args if isinstance(statement, sp.And) else (statement,)
-    conclusion = printer._chain(parts, " /\\\n  ", AND)
-    lines.append(f"  {conclusion}.")
+    texts = [printer._wrap(printer.quantified(p), AND - 1) for p in parts[:-1]]
+    texts.append(printer._wrap(printer.quantified(parts[-1]), AND))
+    lines.append("  " + " /\\\n  ".join(texts) + ".")
     return "\n".join(lines)
 
 
 def statements_file(claims: Sequence[Claim]) -> str:
     """The generated ``Statements.v``: the prelude and one statement per claim.
+
+    The ``Require`` lines of the claims' :class:`StatementHook`\\ s follow the prelude.
 
     Examples
     --------
@@ -655,4 +968,11 @@ def statements_file(claims: Sequence[Claim]) -> str:
     >>> text.count("Definition ")
     1
     """
-    return "\n".join([STATEMENTS_HEADER, *(coq_statement(c) + "\n" for c in claims)])
+    requires: list[str] = []
+    for claim in claims:
+        hook = statement_hook(claim.id)
+        for line in hook.requires if hook is not None else ():
+            if line not in requires:
+                requires.append(line)
+    header = STATEMENTS_HEADER + "".join(f"{line}\n" for line in requires)
+    return "\n".join([header, *(coq_statement(c) + "\n" for c in claims)])

@@ -8,13 +8,15 @@ from the sympy claims by :mod:`softmax_dispersion.theory.coq` into a generated
 
 :func:`export_project` writes a self-contained Coq project (statements, proofs,
 ``_CoqProject``, a ``Makefile`` calling ``coq_makefile``, a ``Print_Assumptions.v``) that
-compiles with Coq 8.16, Coquelicot and Interval alone.  :func:`kernel_check` exports the
-project to a temporary folder, compiles every file ``coqc`` needs for the named claims,
-and asks Coq's kernel what each theorem rests on (``Print Assumptions``).  A theorem is
-*kernel-checked* when its file compiles, its type is the generated statement, no proof
-file declares an axiom or admits a goal, and every assumption is one of the standard
-library's axioms of the real numbers or a primitive-float/63-bit-integer axiom
-(Interval's certified computations run on Coq's primitive floats).
+compiles with Coq 8.16, Coquelicot and Interval (and Flocq, where a statement needs it)
+alone.  :func:`kernel_check` exports the project to a temporary folder, compiles every
+file ``coqc`` needs for the named claims, and asks Coq's kernel what each theorem rests
+on (``Print Assumptions``).  A theorem is *kernel-checked* when its file compiles, its
+type is the generated statement, no proof file declares an axiom or admits a goal, and
+every assumption is one of the standard library's axioms of the real numbers or a
+primitive-float/63-bit-integer axiom (Interval's certified computations run on Coq's
+primitive floats).  Each proof file says, in its opening comment, what its theorem
+covers and what of its claim's subject it leaves out (:func:`proof_scope`).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ __all__ = [
     "formalised_ids",
     "kernel_check",
     "kernel_run",
+    "proof_scope",
     "proof_sources",
 ]
 
@@ -86,7 +89,9 @@ class CoqVerdict:
 
     ``status`` is ``"kernel-checked"``, ``"failed"``, ``"not formalised"`` or
     ``"coqc not found"``; ``assumptions`` are the fully qualified names ``Print
-    Assumptions`` lists for the theorem (empty unless it compiled).
+    Assumptions`` lists for the theorem (empty unless it compiled).  ``covers`` and
+    ``leaves_out`` say what the theorem is about and what of the claim's subject it does
+    not check (from its proof file's header, :func:`proof_scope`).
     """
 
     claim_id: str
@@ -95,6 +100,8 @@ class CoqVerdict:
     detail: str = ""
     seconds: float = 0.0
     files: tuple[str, ...] = field(default_factory=tuple)
+    covers: str = ""
+    leaves_out: str = ""
 
     @property
     def kernel_checked(self) -> bool:
@@ -107,6 +114,8 @@ class CoqVerdict:
             "detail": self.detail,
             "seconds": round(self.seconds, 3),
             "files": list(self.files),
+            "covers": self.covers,
+            "leaves_out": self.leaves_out,
         }
 
 
@@ -158,6 +167,29 @@ def formalised_ids(sources: dict[str, str] | None = None) -> tuple[str, ...]:
     return tuple(sorted(ids, key=lambda i: (len(i), i)))
 
 
+_SCOPE = re.compile(r"(Covers|Leaves out):\s*(.*?)\s*(?=Covers:|Leaves out:|\*\))", re.DOTALL)
+
+
+def proof_scope(claim_id: str, sources: dict[str, str] | None = None) -> tuple[str, str]:
+    """What ``<Id>.v``'s theorem covers, and what of its claim's subject it leaves out.
+
+    Every proof file opens with a comment holding the two sentences, after ``Covers:``
+    and ``Leaves out:``; they are what the docs and the Coq verdict say of the theorem.
+    A claim without a proof file has neither (empty strings).
+
+    Examples
+    --------
+    >>> covers, leaves_out = proof_scope("T13")
+    >>> "Bernstein" in leaves_out
+    True
+    """
+    sources = proof_sources() if sources is None else sources
+    text = sources.get(f"{claim_id}.v", "")
+    opening = re.match(r"\s*\(\*.*?\*\)", text, re.DOTALL)
+    found = dict(_SCOPE.findall(opening.group(0))) if opening else {}
+    return tuple(" ".join(found.get(key, "").split()) for key in ("Covers", "Leaves out"))  # type: ignore[return-value]
+
+
 def _strip_comments(text: str) -> str:
     out, depth, k = [], 0, 0
     while k < len(text):
@@ -176,8 +208,14 @@ def _requires(text: str) -> list[str]:
     return [name for group in _REQUIRES.findall(_strip_comments(text)) for name in group.split()]
 
 
-def _closure(names: Sequence[str], sources: dict[str, str]) -> list[str]:
-    """The files the named modules need, each after its dependencies."""
+def _closure(
+    names: Sequence[str], sources: dict[str, str], statement_needs: Sequence[str] = ()
+) -> list[str]:
+    """The files the named modules need, each after its dependencies.
+
+    ``Statements.v`` needs ``statement_needs``: the package's own modules that a
+    :class:`~softmax_dispersion.theory.coq.StatementHook` requires.
+    """
     order: list[str] = []
     visiting: set[str] = set()
 
@@ -187,14 +225,20 @@ def _closure(names: Sequence[str], sources: dict[str, str]) -> list[str]:
         if module in visiting:
             raise ValueError(f"the proof files require each other in a cycle at {module}")
         visiting.add(module)
-        if module != STATEMENTS:
-            for dependency in _requires(sources[f"{module}.v"]):
-                visit(dependency)
+        for dependency in _needs(module, sources, statement_needs):
+            visit(dependency)
         order.append(module)
 
     for name in names:
         visit(name)
     return order
+
+
+def _needs(module: str, sources: dict[str, str], statement_needs: Sequence[str]) -> list[str]:
+    """The modules ``module`` requires."""
+    if module == STATEMENTS:
+        return list(statement_needs)
+    return _requires(sources[f"{module}.v"])
 
 
 def export_project(
@@ -238,8 +282,8 @@ def export_project(
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     names = sorted(p.name for p in export_project(folder))
-    >>> names[:3]
-    ['Lemmas.v', 'Limits.v', 'Makefile']
+    >>> [name for name in names if not name.startswith("T")][:4]
+    ['Lemmas.v', 'Limits.v', 'ListSums.v', 'Makefile']
     """
     from softmax_dispersion.theory import claim_by_id
 
@@ -261,10 +305,11 @@ def export_project(
         problems = statement_mismatches(claim, coq_statement(claim))
         if problems:
             raise CoqPrintError(f"{claim.id}'s printed statement differs: {problems[0]}")
-    write(f"{STATEMENTS}.v", statements_file(chosen))
+    statements = statements_file(chosen)
+    write(f"{STATEMENTS}.v", statements)
     for name, text in sources.items():
         write(name, text)
-    order = _closure([i for i in ids if f"{i}.v" in sources], sources)
+    order = _closure([i for i in ids if f"{i}.v" in sources], sources, _requires(statements))
     flags = [f"-Q . {LOGICAL_ROOT}", *(f"-arg {flag}" for flag in COQC_FLAGS)]
     write("_CoqProject", "\n".join([*flags, *(f"{m}.v" for m in order)]) + "\n")
     write("Makefile", _MAKEFILE)
@@ -520,7 +565,7 @@ def kernel_check(
 
     Examples
     --------
-    >>> [v.status for v in kernel_check(["T8"])]
+    >>> [v.status for v in kernel_check(["T1"], sources={})]  # no proof file for T1
     ['not formalised']
     """
     run = kernel_run(claim_ids, claims=claims, directory=directory, sources=sources)
@@ -547,6 +592,8 @@ def kernel_run(
                 i,
                 "coqc not found" if i in formalised else "not formalised",
                 detail=f"install Coq: {COQ_INSTALL}" if i in formalised else "",
+                covers=proof_scope(i, sources)[0],
+                leaves_out=proof_scope(i, sources)[1],
             )
             for i in ids
         ]
@@ -575,11 +622,12 @@ def _check_in(
 ) -> tuple[list[CoqVerdict], dict[str, _Compiled]]:
     sources = proof_sources() if sources is None else sources
     export_project(folder, claims, sources=sources)
+    statement_needs = _requires((folder / f"{STATEMENTS}.v").read_text(encoding="utf-8"))
     wanted = [i for i in ids if i in formalised]
     compiled: dict[str, _Compiled] = {}
     rebuilt: set[str] = set()
-    for module in _closure(wanted, sources) if wanted else []:
-        needs = [] if module == STATEMENTS else _requires(sources[f"{module}.v"])
+    for module in _closure(wanted, sources, statement_needs) if wanted else []:
+        needs = _needs(module, sources, statement_needs)
         failed_dependency = next((d for d in needs if not compiled[d].ok), None)
         if failed_dependency is not None:
             compiled[module] = _Compiled(False, 0.0, f"needs {failed_dependency}.v, which failed")
@@ -597,7 +645,8 @@ def _check_in(
         if claim_id not in formalised:
             verdicts.append(CoqVerdict(claim_id, "not formalised"))
             continue
-        files = _closure([claim_id], sources)
+        files = _closure([claim_id], sources, statement_needs)
+        covers, leaves_out = proof_scope(claim_id, sources)
         seconds = sum(compiled[m].seconds for m in files)
         bad_files = {f: forbidden[f] for f in (f"{m}.v" for m in files) if f in forbidden}
         result = compiled[claim_id]
@@ -611,6 +660,8 @@ def _check_in(
                     detail=detail,
                     seconds=seconds,
                     files=tuple(f"{m}.v" for m in files),
+                    covers=covers,
+                    leaves_out=leaves_out,
                 )
             )
             continue
@@ -630,6 +681,8 @@ def _check_in(
                 detail="; ".join(reasons),
                 seconds=seconds,
                 files=tuple(f"{m}.v" for m in files),
+                covers=covers,
+                leaves_out=leaves_out,
             )
         )
     return verdicts, {f"{m}.v": compiled[m] for m in sorted(rebuilt)}

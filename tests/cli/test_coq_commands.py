@@ -9,9 +9,18 @@ import pytest
 
 import softmax_dispersion.theory.coq_proofs as coq_proofs
 from softmax_dispersion.cli import main
-from softmax_dispersion.theory.coq_proofs import COQ_INSTALL, find_coqc, proof_sources
+from softmax_dispersion.theory import all_claims
+from softmax_dispersion.theory.coq_proofs import (
+    COQ_INSTALL,
+    find_coqc,
+    formalised_ids,
+    proof_sources,
+)
 
 needs_coq = pytest.mark.skipif(find_coqc() is None, reason=f"coqc not found ({COQ_INSTALL})")
+# A claim without a Coq proof, when there is one (T12 until its Flocq proof lands).
+UNFORMALISED = next((c.id for c in all_claims() if c.id not in formalised_ids()), None)
+needs_unformalised = pytest.mark.skipif(UNFORMALISED is None, reason="every claim has a proof")
 
 
 def test_export_coq_writes_a_project(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -32,7 +41,7 @@ def test_prove_kernel_coq_without_coqc_says_so(
     assert main(["prove", "T2", "T8", "--kernel", "coq"]) == 0
     out = capsys.readouterr().out
     assert "T2     verified  coqc not found" in out
-    assert "T8     verified  not formalised" in out
+    assert "T8     verified  coqc not found" in out
     assert f"coqc not found: install Coq with {COQ_INSTALL}" in out
     assert main(["prove", "T2", "--kernel", "coq", "--json"]) == 0
     [record] = json.loads(capsys.readouterr().out)
@@ -42,16 +51,32 @@ def test_prove_kernel_coq_without_coqc_says_so(
 @pytest.mark.slow
 @needs_coq
 def test_prove_kernel_coq_reports_each_claim(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["prove", "T2", "T8", "--kernel", "coq", "--json"]) == 0
-    t2, t8 = json.loads(capsys.readouterr().out)
+    assert main(["prove", "T2", "T13", "--kernel", "coq", "--json"]) == 0
+    t2, t13 = json.loads(capsys.readouterr().out)
     assert t2["verified"] and t2["coq"]["status"] == "kernel-checked"
     assert "Coq.Reals.ClassicalDedekindReals.sig_forall_dec" in t2["coq"]["assumptions"]
-    assert t8["coq"] == {
+    # what the theorem checks, and what of the claim's subject it does not
+    assert t13["coq"]["status"] == "kernel-checked"
+    assert "not kernel-checked" in t13["coq"]["leaves_out"]
+    assert t13["coq"]["covers"].startswith("the top weight is 1/(1 + S)")
+
+
+@pytest.mark.slow
+@needs_coq
+@needs_unformalised
+def test_prove_kernel_coq_reports_a_claim_without_proof(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["prove", str(UNFORMALISED), "--kernel", "coq", "--json"]) == 0
+    [record] = json.loads(capsys.readouterr().out)
+    assert record["coq"] == {
         "status": "not formalised",
         "assumptions": [],
         "detail": "",
         "seconds": 0.0,
         "files": [],
+        "covers": "",
+        "leaves_out": "",
     }
     assert main(["prove", "T2", "--kernel", "coq"]) == 0
     out = capsys.readouterr().out

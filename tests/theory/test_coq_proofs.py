@@ -25,12 +25,15 @@ from softmax_dispersion.theory.coq_proofs import (
     forbidden_commands,
     formalised_ids,
     kernel_check,
+    proof_scope,
     proof_sources,
 )
-from softmax_dispersion.theory.kernel import Claim
+from softmax_dispersion.theory.kernel import Claim, Implied
 
 needs_coq = pytest.mark.skipif(find_coqc() is None, reason=f"coqc not found ({COQ_INSTALL})")
-CORE = ("T1", "T2", "T3", "T4", "T5", "T10", "T11")
+CORE = ("T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9", "T10", "T11", "T13")
+NEW = ("T7", "T8", "T9", "T13")
+UNFORMALISED = [c.id for c in all_claims() if c.id not in formalised_ids()]
 
 
 @pytest.fixture(scope="session")
@@ -55,7 +58,8 @@ def test_without_coqc_the_formalised_claims_say_coqc_not_found(
     for claim_id in CORE:
         assert results[claim_id].status == "coqc not found"
         assert COQ_INSTALL in results[claim_id].detail
-    assert results["T8"].status == "not formalised"
+    for claim_id in UNFORMALISED:
+        assert results[claim_id].status == "not formalised"
 
 
 def test_export_writes_a_self_contained_project(tmp_path: Path) -> None:
@@ -75,9 +79,79 @@ def test_export_writes_a_self_contained_project(tmp_path: Path) -> None:
         )
 
 
+# -- a claim whose statement has its own printer (T12's Flocq theorem) ------------------
+
+_HELPER = """From Coq Require Import Reals.
+Open Scope R_scope.
+Definition helper (x : R) : R := x + 0.
+"""
+_T99 = """(* T99: a test of the statement hook.
+   Covers: helper x = x. Leaves out: nothing. *)
+From Coq Require Import Reals.
+From SoftmaxDispersion Require Import Statements Helper.
+Open Scope R_scope.
+Theorem T99 : T99_statement.
+Proof. unfold T99_statement, helper. intros x. ring. Qed.
+"""
+
+
+def _hooked(monkeypatch: pytest.MonkeyPatch) -> tuple[Claim, dict[str, str]]:
+    """A claim T99 whose statement a hook prints, using a definition of its own module."""
+    import softmax_dispersion.theory.coq as coq
+
+    claim = Claim("T99", "a hooked claim", sp.true, [], "test", proof=lambda: [])
+    hook = coq.StatementHook(
+        print_statement=lambda c: (
+            f"Definition {c.id}_statement : Prop := forall x : R, helper x = x."
+        ),
+        check_statement=lambda c, text: [] if "helper x = x" in text else ["not the helper"],
+        requires=("From SoftmaxDispersion Require Import Helper.",),
+    )
+    monkeypatch.setitem(coq._HOOKS, "T99", hook)
+    return claim, {"Helper.v": _HELPER, "T99.v": _T99}
+
+
+def test_a_statement_hook_prints_its_claim_and_orders_its_module_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from softmax_dispersion.theory.coq_reader import statement_mismatches
+
+    claim, sources = _hooked(monkeypatch)
+    export_project(tmp_path, [claim], sources=sources)
+    statements = (tmp_path / "Statements.v").read_text()
+    assert "From SoftmaxDispersion Require Import Helper.\n" in statements
+    assert "Definition T99_statement : Prop := forall x : R, helper x = x." in statements
+    listed = (tmp_path / "_CoqProject").read_text().split()
+    assert listed.index("Helper.v") < listed.index("Statements.v") < listed.index("T99.v")
+    assert statement_mismatches(claim, "Definition T99_statement : Prop := True.") == [
+        "not the helper"
+    ]
+
+
+@pytest.mark.slow
+@needs_coq
+def test_a_hooked_claim_is_kernel_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    claim, sources = _hooked(monkeypatch)
+    [verdict] = kernel_check(["T99"], claims=[claim], directory=tmp_path, sources=sources)
+    assert verdict.status == "kernel-checked", verdict.detail
+    assert verdict.files == ("Helper.v", "Statements.v", "T99.v")
+    assert verdict.covers == "helper x = x."
+
+
 def test_shipped_proofs_use_no_forbidden_command() -> None:
     assert forbidden_commands(proof_sources()) == {}
     assert set(formalised_ids()) >= set(CORE)
+
+
+@pytest.mark.parametrize("claim_id", CORE)
+def test_every_proof_says_what_it_covers_and_leaves_out(claim_id: str) -> None:
+    covers, leaves_out = proof_scope(claim_id)
+    assert len(covers) > 40 and len(leaves_out) > 10, (covers, leaves_out)
+
+
+def test_t13_says_its_probability_is_not_kernel_checked() -> None:
+    _, leaves_out = proof_scope("T13")
+    assert "probability" in leaves_out and "not kernel-checked" in leaves_out
 
 
 def test_the_forbidden_command_scan_sees_through_nothing_but_comments() -> None:
@@ -268,7 +342,78 @@ def _sibling_t11_boundary() -> Claim:
     return _replaced(claim_by_id("T11"), upper, loose)
 
 
+def _sibling_t10_swapped_regimes() -> Claim:
+    """The regimes sδ = 1 + q and sδ = 1 − q with their limits swapped (0 and 1)."""
+    claim = claim_by_id("T10")
+    above = _part("T10", lambda p: p.has(sp.Limit) and p.rhs == 1)
+    below = _part("T10", lambda p: p.has(sp.Limit) and p.rhs == 0)
+    swapped = claim.statement.xreplace(
+        {above: sp.Eq(above.lhs, 0, evaluate=False), below: sp.Eq(below.lhs, 1, evaluate=False)}
+    )
+    return dataclasses.replace(claim, statement=swapped)
+
+
+def _t7_derivative(variable: str) -> sp.Basic:
+    var = _symbol("T7", variable)
+    return _part(
+        "T7",
+        lambda p: (
+            isinstance(p, sp.Equality)
+            and isinstance(p.lhs, sp.Derivative)
+            and p.lhs.variables == (var,)
+        ),
+    )
+
+
+def _sibling_t7_theta_power() -> Claim:
+    part = _t7_derivative("theta")
+    theta = _symbol("T7", "theta")
+    return _replaced(claim_by_id("T7"), part, sp.Eq(part.lhs, part.rhs * theta, evaluate=False))
+
+
+def _sibling_t7_beta_sign() -> Claim:
+    part = _t7_derivative("beta")
+    return _replaced(claim_by_id("T7"), part, sp.Eq(part.lhs, -part.rhs, evaluate=False))
+
+
+def _sibling_t8() -> Claim:
+    claim = claim_by_id("T8")
+    return _replaced(claim, claim.statement, sp.Le(claim.statement.lhs, claim.statement.rhs / 2))
+
+
+def _sibling_t9_bias() -> Claim:
+    bias = _symbol("T9", "bias_norm")
+    part = _part("T9", lambda p: p.rhs.has(bias))
+    return _replaced(claim_by_id("T9"), part, sp.Le(part.lhs, part.rhs - bias))
+
+
+def _sibling_t9_stack() -> Claim:
+    part = _part("T9", lambda p: p.lhs.func.__name__ == "D")
+    return _replaced(claim_by_id("T9"), part, sp.Le(part.lhs, part.rhs / 2))
+
+
+def _sibling_t13_tail() -> Claim:
+    eta = _symbol("T13", "eta")
+    part = _part("T13", lambda p: isinstance(p, sp.Equality) and p.rhs == eta)
+    return _replaced(claim_by_id("T13"), part, sp.Eq(part.lhs, eta / 2, evaluate=False))
+
+
+def _sibling_t13_band() -> Claim:
+    r = _symbol("T13", "r")
+    e_top = _symbol("T13", "e_top")
+    part = _part("T13", lambda p: p.rhs.has(sp.exp(e_top)) and p.lhs.has(r))
+    return _replaced(claim_by_id("T13"), part, sp.Le(part.lhs.xreplace({r: -r}), part.rhs))
+
+
 FALSE_SIBLINGS: dict[str, Callable[[], Claim]] = {
+    "T7: dH/dθ = Var/θ² instead of Var/θ³": _sibling_t7_theta_power,
+    "T7: dH/dβ = +β Var instead of −β Var": _sibling_t7_beta_sign,
+    "T8: δ <= σ σ ‖y‖ R / s (half the bound)": _sibling_t8,
+    "T9: a linear layer's radius without its bias": _sibling_t9_bias,
+    "T9: every head's spread at half the bound": _sibling_t9_stack,
+    "T10: the regimes sδ > 1 and sδ < 1 with their limits swapped": _sibling_t10_swapped_regimes,
+    "T13: the tail bound at r is η/2": _sibling_t13_tail,
+    "T13: the band's lower edge at I − r": _sibling_t13_band,
     "T1: n instead of n − 1 in the upper bound": _sibling_t1_upper,
     "T1: flipped lower bound": _sibling_t1_flipped,
     "T2: c/(n + 1) instead of c/n": _sibling_t2,
@@ -321,6 +466,86 @@ def test_false_sibling_fails_in_coq(
     # The claim's own proof is what fails, not the statements or a lemma it needs.
     assert verdict.detail.startswith(f"{sibling.id}.v: "), verdict.detail
     assert "Error" in verdict.detail
+
+
+# -- weaker true siblings: sympy verifies them, the proofs must not silently follow -------
+
+
+def _weakened(claim_id: str, test: Callable[[sp.Basic], bool], weaker: sp.Basic) -> Claim:
+    """The claim with one conjunct replaced by a weaker one, proved by one more step."""
+    claim = claim_by_id(claim_id)
+    statement = claim.statement.xreplace({_part(claim_id, test): weaker})
+    steps = claim.proof
+    return dataclasses.replace(
+        claim,
+        statement=statement,
+        proof=lambda: [*steps(), Implied(statement, "a weaker form of the statement")],
+    )
+
+
+def _weaker_t7() -> Claim:
+    variance = _symbol("T7", "variance")
+    return _weakened("T7", lambda p: p == sp.Ge(variance, 0), sp.Ge(variance, -1))
+
+
+def _weaker_t8() -> Claim:
+    claim = claim_by_id("T8")
+    bound = claim.statement
+    return _weakened("T8", lambda p: p == bound, sp.Le(bound.lhs, 3 * bound.rhs / 2))
+
+
+def _weaker_t9() -> Claim:
+    def stack(p: sp.Basic) -> bool:
+        return p.lhs.func.__name__ == "N"
+
+    part = _part("T9", stack)
+    return _weakened("T9", stack, sp.Le(part.lhs, part.rhs + 1))
+
+
+def _weaker_t13() -> Claim:
+    n = _symbol("T13", "n")
+    part = _part("T13", lambda p: p.rhs == n - 1)
+    return _weakened("T13", lambda p: p == part, sp.Le(part.lhs, n))
+
+
+WEAKER_SIBLINGS: dict[str, Callable[[], Claim]] = {
+    "T7: Var >= −1": _weaker_t7,
+    "T8: δ <= 3 σ σ ‖y‖ R / s": _weaker_t8,
+    "T9: N(l) <= R(l) + 1": _weaker_t9,
+    "T13: S <= n": _weaker_t13,
+}
+
+
+def test_every_new_theorem_has_a_weaker_sibling() -> None:
+    assert {name.split(":")[0] for name in WEAKER_SIBLINGS} >= set(NEW)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(WEAKER_SIBLINGS))
+def test_weaker_sibling_is_verified_by_sympy(name: str) -> None:
+    sibling = WEAKER_SIBLINGS[name]()
+    assert sibling.statement != claim_by_id(sibling.id).statement
+    result = sibling.check()
+    assert result.verified, result.problem
+
+
+@pytest.mark.slow
+@needs_coq
+@pytest.mark.parametrize("name", sorted(WEAKER_SIBLINGS))
+def test_weaker_sibling_changes_what_coq_checks(
+    verdicts: dict[str, CoqVerdict], coq_folder: Path, name: str
+) -> None:
+    """The statement Coq checks is printed from the claim as it is now: a changed claim
+    (here weaker, and true) is a changed Coq statement, which the shipped proof does not
+    prove; the proof is tied to the claim, not to a stale copy."""
+    from softmax_dispersion.theory.coq import coq_statement
+
+    sibling = WEAKER_SIBLINGS[name]()
+    assert verdicts[sibling.id].kernel_checked
+    assert coq_statement(sibling) != coq_statement(claim_by_id(sibling.id))
+    [verdict] = kernel_check([sibling.id], claims=_with_sibling(sibling), directory=coq_folder)
+    assert verdict.status == "failed"
+    assert verdict.detail.startswith(f"{sibling.id}.v: "), verdict.detail
 
 
 # -- planted bugs in the proofs ------------------------------------------------------

@@ -80,3 +80,50 @@ Lemma rpower_one_minus (x q : R) : 0 < x -> Rpower x (1 - q) = x * Rpower x (- q
 Proof.
   intros Hx. unfold Rminus. rewrite Rpower_plus, Rpower_1 by exact Hx. reflexivity.
 Qed.
+
+(* The paper's form of T10's three regimes, for a real exponent a = s·δ: the spike's top
+   coefficient x^a/(x^a + x − 1) under β = s·ln x tends to 1, 1/2 or 0 as a >, =, < 1.
+   (A lemma with a hand-written statement: T10's printed statement gives the regimes
+   sδ = 1 ± q as instances of it.) *)
+Lemma spike_limit_regimes (a : R) :
+  (1 < a -> is_lim (fun x => Rpower x a / (x + Rpower x a - 1)) p_infty 1) /\
+  (a = 1 -> is_lim (fun x => Rpower x a / (x + Rpower x a - 1)) p_infty (1 / 2)) /\
+  (a < 1 -> is_lim (fun x => Rpower x a / (x + Rpower x a - 1)) p_infty 0).
+Proof.
+  split; [| split]; intros Ha.
+  - (* a = q + 1: x^a/(x + x^a − 1) = 1/(1 + u − u/x) with u = x^(−q) -> 0 *)
+    set (q := a - 1). assert (Hq : 0 < q) by (unfold q; lra).
+    set (u := fun x => Rpower x (- q)).
+    assert (Hu0 : forall x, 0 < u x) by (intro x; unfold u, Rpower; apply exp_pos).
+    apply is_lim_ext_loc with (fun x => 1 / (1 + u x - u x * / x)).
+    + apply (eventually_above 1). intros x Hx.
+      replace a with (q + 1) by (unfold q; ring).
+      rewrite rpower_succ by lra. fold (u x). pose proof (Hu0 x).
+      assert (0 < u x * / x) by (apply Rmult_lt_0_compat; [| apply Rinv_0_lt_compat]; lra).
+      assert (u x * / x < u x).
+      { rewrite <- (Rmult_1_r (u x)) at 2. apply Rmult_lt_compat_l; [lra |].
+        rewrite <- Rinv_1. apply Rinv_lt_contravar; lra. }
+      field. repeat split; try lra. nra.
+    + replace (Finite 1) with (Finite (1 / (1 + 0 - 0 * 0))) by (f_equal; field).
+      apply lim_div_finite; [apply is_lim_const | | lra].
+      apply is_lim_minus'; [apply is_lim_plus'; [apply is_lim_const | exact (lim_rpower_neg q Hq)] |].
+      apply lim_mult_finite; [exact (lim_rpower_neg q Hq) | exact lim_inv_id].
+  - (* a = 1: x/(2x − 1) -> 1/2 *)
+    apply is_lim_ext_loc with (fun x => (1 * x + 0) / (2 * x + - 1)).
+    + apply (eventually_above 0). intros x Hx. rewrite Ha, Rpower_1 by lra. f_equal; ring.
+    + apply lim_ratio. lra.
+  - (* a = 1 − q: x^a/(x + x^a − 1) = u/(1 + u − 1/x) with u = x^(−q) -> 0 *)
+    set (q := 1 - a). assert (Hq : 0 < q) by (unfold q; lra).
+    set (u := fun x => Rpower x (- q)).
+    assert (Hu0 : forall x, 0 < u x) by (intro x; unfold u, Rpower; apply exp_pos).
+    apply is_lim_ext_loc with (fun x => u x / (1 + u x - / x)).
+    + apply (eventually_above 1). intros x Hx.
+      replace a with (1 - q) by (unfold q; ring).
+      rewrite rpower_one_minus by lra. fold (u x). pose proof (Hu0 x).
+      assert (/ x < 1) by (rewrite <- Rinv_1; apply Rinv_lt_contravar; lra).
+      field. repeat split; try lra. nra.
+    + replace (Finite 0) with (Finite (0 / (1 + 0 - 0))) by (f_equal; field).
+      apply lim_div_finite; [exact (lim_rpower_neg q Hq) | | lra].
+      apply is_lim_minus'; [apply is_lim_plus'; [apply is_lim_const | exact (lim_rpower_neg q Hq)] |].
+      exact lim_inv_id.
+Qed.

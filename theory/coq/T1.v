@@ -1,5 +1,10 @@
 (* T1: with logits in [m, M] and c = exp((M−m)/θ), every coefficient lies in
-   [1/(1+(n−1)c), c/(c+n−1)]; the dip and the spike attain the two ends. *)
+   [1/(1+(n−1)c), c/(c+n−1)]; the dip and the spike attain the two ends.
+   Covers: for any θ > 0, logits e_k and a list of n − 1 others in [m, M], the coefficient
+     of e_k lies in [1/(1+(n−1)c), c/(c+n−1)] with c = exp((M−m)/θ), and the dip and the
+     spike attain the two ends.
+   Leaves out: nothing of the sympy claim; n is the real number one more than the list's
+     length. *)
 From Coq Require Import Reals List Lra Psatz.
 From SoftmaxDispersion Require Import Statements Lemmas.
 Open Scope R_scope.

@@ -1,6 +1,15 @@
 (* T10: under length scaling β = s·log n the spike's top coefficient is
    n^{sδ}/(n^{sδ}+n−1), which tends to 1, 1/2, 0 as sδ = 1+q, 1, 1−q (q > 0); with a gap
-   Δ between the top logit and every other, p_max >= 1/(1 + (n−1) n^{−sΔ}). *)
+   Δ between the top logit and every other, p_max >= 1/(1 + (n−1) n^{−sΔ}).
+   Covers: the spike's top coefficient under β = s·ln n is n^{sδ}/(n^{sδ}+n−1);
+     n^{1+q}/(n^{1+q}+n−1) -> 1 and n^{1−q}/(n^{1−q}+n−1) -> 0 for every q > 0, and
+     n/(2n−1) -> 1/2; and p_max >= 1/(1+(n−1)n^{−sΔ}) for every list of other logits at
+     least Δ below the top one.
+   Leaves out: the tie between the three limits and s·δ: they are stated for a free q (the
+     regimes sδ = 1 ± q) and for sδ = 1 by its value, not as lim p_max(n) under a
+     hypothesis on s·δ, which the sympy kernel cannot state yet; the paper's form for a
+     real exponent a = sδ is proved as the lemma spike_limit_regimes of Limits.v, whose
+     statement is hand-written. *)
 From Coq Require Import Reals List Lra Psatz.
 From Coquelicot Require Import Coquelicot.
 From SoftmaxDispersion Require Import Statements Lemmas Limits.
@@ -10,37 +19,15 @@ Theorem T10 : T10_statement.
 Proof.
   unfold T10_statement.
   intros Delta M S m n q s l Hlen HS Hn Hs Hq Hgap.
-  set (u := fun x => Rpower x (- q)).
-  assert (Hu : is_lim u p_infty 0) by exact (lim_rpower_neg q Hq).
-  assert (Hu0 : forall x, 0 < u x) by (intro x; unfold u, Rpower; apply exp_pos).
   split; [| split; [| split; [| split]]].
   - (* sδ = 1: n/(2n − 1) -> 1/2 *)
     apply is_lim_ext with (fun x => (1 * x + 0) / (2 * x + - 1)).
     + intro x. f_equal; ring.
     + apply lim_ratio. lra.
-  - (* sδ = 1 + q: x^{q+1}/(x + x^{q+1} − 1) = 1/(1 + u − u/x) -> 1 *)
-    apply is_lim_ext_loc with (fun x => 1 / (1 + u x - u x * / x)).
-    + apply (eventually_above 1). intros x Hx.
-      rewrite rpower_succ by lra. fold (u x). pose proof (Hu0 x).
-      assert (0 < u x * / x) by (apply Rmult_lt_0_compat; [| apply Rinv_0_lt_compat]; lra).
-      assert (u x * / x < u x).
-      { rewrite <- (Rmult_1_r (u x)) at 2. apply Rmult_lt_compat_l; [lra |].
-        rewrite <- Rinv_1. apply Rinv_lt_contravar; lra. }
-      field. repeat split; try lra. nra.
-    + replace (Finite 1) with (Finite (1 / (1 + 0 - 0 * 0))) by (f_equal; field).
-      apply lim_div_finite; [apply is_lim_const | | lra].
-      apply is_lim_minus'; [apply is_lim_plus'; [apply is_lim_const | exact Hu] |].
-      apply lim_mult_finite; [exact Hu | exact lim_inv_id].
-  - (* sδ = 1 − q: x^{1−q}/(x + x^{1−q} − 1) = u/(1 + u − 1/x) -> 0 *)
-    apply is_lim_ext_loc with (fun x => u x / (1 + u x - / x)).
-    + apply (eventually_above 1). intros x Hx.
-      rewrite rpower_one_minus by lra. fold (u x). pose proof (Hu0 x).
-      assert (/ x < 1) by (rewrite <- Rinv_1; apply Rinv_lt_contravar; lra).
-      field. repeat split; try lra. nra.
-    + replace (Finite 0) with (Finite (0 / (1 + 0 - 0))) by (f_equal; field).
-      apply lim_div_finite; [exact Hu | | lra].
-      apply is_lim_minus'; [apply is_lim_plus'; [apply is_lim_const | exact Hu] |].
-      exact lim_inv_id.
+  - (* sδ = 1 + q > 1: the paper's regime "sδ > 1" at the exponent q + 1 *)
+    apply (proj1 (spike_limit_regimes (q + 1))). lra.
+  - (* sδ = 1 − q < 1: the regime "sδ < 1" at the exponent 1 − q *)
+    apply (proj2 (proj2 (spike_limit_regimes (1 - q)))). lra.
   - (* the gap floor: each other term is at most exp(M s ln n) / n^{sΔ} *)
     assert (Hln : 0 < ln n) by (rewrite <- ln_1; apply ln_increasing; lra).
     set (E := exp (M * s * ln n)).

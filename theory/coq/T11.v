@@ -6,7 +6,13 @@
      1 <= β(H) <= P(h_star) for every H, and exp(β δ) <= exp(P(h_star) δ);
    - once log n − δ > −log(e^{−r_high} − 10⁻⁹), the rule's entropy exceeds r_high, so
      β = 1 exactly.
-   Interval arithmetic (the interval tactic) decides the numerical signs. *)
+   Interval arithmetic (the interval tactic) decides the numerical signs.
+   Covers: the adaptive temperature's β(H) = max(P(H), 1) (H > 1/2, else 1) satisfies 1 <=
+     β <= P(h_star) with h_star the root of P' in (4, 5), P > 1 exactly between the roots
+     of P − 1, and β = 1 once ln n − δ exceeds −ln(exp(−r_high) − 10⁻⁹), the roots pinned
+     by their isolating facts.
+   Leaves out: the decimal values of the roots and of β_max (about 2.4214): the statement
+     names the roots by their polynomials and isolating intervals. *)
 From Coq Require Import Reals List Lra Psatz.
 From Interval Require Import Tactic.
 From SoftmaxDispersion Require Import Statements Lemmas.

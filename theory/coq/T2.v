@@ -1,4 +1,8 @@
-(* T2, the paper's Lemma 2.1: c/(c+n−1) <= c/n and 1/(1+(n−1)c) >= 1/(nc), c = exp(δ/θ). *)
+(* T2, the paper's Lemma 2.1: c/(c+n−1) <= c/n and 1/(1+(n−1)c) >= 1/(nc), c = exp(δ/θ).
+   Covers: c/(c+n−1) <= c/n and 1/(1+(n−1)c) >= exp(−δ/θ)/n for every real n >= 1, δ >= 0
+     and θ > 0, the paper's Lemma 2.1 form of T1's bounds.
+   Leaves out: the coefficients themselves: they enter through T1, which these two
+     expressions bound. *)
 From Coq Require Import Reals Lra Psatz.
 From SoftmaxDispersion Require Import Statements Lemmas.
 Open Scope R_scope.

@@ -1,4 +1,8 @@
-(* T3: n · c/(c+n−1) -> c and n/(1+(n−1)c) -> 1/c as n -> oo (limits over the reals). *)
+(* T3: n · c/(c+n−1) -> c and n/(1+(n−1)c) -> 1/c as n -> oo (limits over the reals).
+   Covers: n·c/(c+n−1) -> c and n/(1+(n−1)c) -> 1/c as the real n -> ∞ (Coquelicot's
+     is_lim), the Θ(1/n) constants of T1's two ends.
+   Leaves out: nothing of the sympy claim; a limit over the reals gives the one over set
+     sizes. *)
 From Coq Require Import Reals Lra.
 From Coquelicot Require Import Coquelicot.
 From SoftmaxDispersion Require Import Statements Limits.

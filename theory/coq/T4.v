@@ -1,6 +1,9 @@
 (* T4: every coefficient is at most ε iff n >= n*(ε) = 1 + c(1−ε)/ε.  Sufficiency for
    every admissible logit vector comes from T1's upper bound; below n* the spike
-   (which attains that bound, T1) exceeds ε. *)
+   (which attains that bound, T1) exceeds ε.
+   Covers: every coefficient of softmax over a list of logits in [m, M] is at most ε once n
+     >= 1 + c(1−ε)/ε, and below that size the spike's top coefficient exceeds ε.
+   Leaves out: nothing of the sympy claim. *)
 From Coq Require Import Reals List Lra Psatz.
 From SoftmaxDispersion Require Import Statements Lemmas T1.
 Open Scope R_scope.

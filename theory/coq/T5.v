@@ -1,5 +1,8 @@
 (* T5: a coefficient >= 1 − ε among n >= 2 needs (M−m)/θ >= log((n−1)(1−ε)/ε):
-   by T1, 1 − ε <= c/(c+n−1), which rearranges to c >= (n−1)(1−ε)/ε. *)
+   by T1, 1 − ε <= c/(c+n−1), which rearranges to c >= (n−1)(1−ε)/ε.
+   Covers: a coefficient of at least 1 − ε among n >= 2 logits in [m, M] forces (M−m)/θ >=
+     ln((n−1)(1−ε)/ε).
+   Leaves out: nothing of the sympy claim. *)
 From Coq Require Import Reals List Lra Psatz.
 From SoftmaxDispersion Require Import Statements Lemmas T1.
 Open Scope R_scope.

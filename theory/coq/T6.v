@@ -1,7 +1,10 @@
 (* T6: the entropy of softmax is at least −log p_max >= log(c+n−1) − δ/θ >= log n − δ/θ.
    H = −p_k log p_k + H_others, where H_others sums p_j (−log p_j) over the n − 1 other
    logits; p_k is the largest weight (every other e_j <= e_k), so −log p_j >= −log p_k
-   termwise, and the other weights add up to S/(S + t_k) = 1 − p_k; T1 bounds p_k. *)
+   termwise, and the other weights add up to S/(S + t_k) = 1 − p_k; T1 bounds p_k.
+   Covers: the Shannon entropy H of softmax over a list of logits in [m, M], e_k the
+     largest, satisfies H >= −ln p_max >= ln(c+n−1) − δ/θ >= ln n − δ/θ.
+   Leaves out: nothing of the sympy claim; H is defined by its sum over the list. *)
 From Coq Require Import Reals List Lra Psatz.
 From SoftmaxDispersion Require Import Statements Lemmas T1.
 Open Scope R_scope.
