@@ -164,13 +164,11 @@ def _display(term: Term, bound: tuple[sp.Symbol, ...]) -> sp.Basic:
         return bound[len(bound) - 1 - term[2]]
     if op == "num":
         return sp.Rational(term[2], term[3])
-    if op in ("pi", "E", "inf", "true", "false"):
-        return {
-            "pi": sp.pi,
-            "E": sp.E,
-            "true": sp.true,
-            "false": sp.false,
-        }.get(op) or (sp.oo if term[2] > 0 else -sp.oo)
+    if op == "inf":
+        return sp.oo if term[2] > 0 else -sp.oo
+    constants = {"pi": sp.pi, "E": sp.E, "true": sp.true, "false": sp.false}
+    if op in constants:
+        return constants[op]
     if op in ("lim", "der"):
         var = sp.Symbol(terms._display_hint(term, tuple(s.name for s in bound)), real=True)
         body = _display(term[3], (*bound, var))
@@ -183,7 +181,11 @@ def _display(term: Term, bound: tuple[sp.Symbol, ...]) -> sp.Basic:
     if op == "app":
         return sp.Function(term[2], real=True)(*kids)
     if op in _BUILD:
-        return _BUILD[op](kids)
+        built = _BUILD[op](kids)
+        if built.has(sp.zoo, sp.nan) or built in (sp.oo, -sp.oo):
+            with sp.evaluate(False):  # shown as written: log(0), 1/0
+                built = _BUILD[op](kids)
+        return built
     if op == "pw":
         return sp.Piecewise(*zip(kids[0::2], kids[1::2], strict=True))
     relations = {

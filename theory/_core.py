@@ -353,38 +353,46 @@ def _holds_text(value: object) -> bool:
 # Time
 
 
-_BUDGET = threading.local()
+_DEADLINES: list[float] = []
+"""The deadlines of the budgets in force (innermost last)."""
 
 
 @contextmanager
 def time_budget(seconds: float | None) -> Iterator[None]:
     """Run the block under a wall-clock budget (an alarm; main thread, POSIX only).
 
-    Past the budget, :class:`BudgetExceeded` is raised inside the block.  Budgets do not
-    nest: an inner one runs under the outer.
+    Past the budget, :class:`BudgetExceeded` is raised inside the block.  Budgets nest:
+    the alarm is set for the nearest deadline, and an outer one is restored after.
     """
     usable = (
         seconds is not None
         and hasattr(signal, "setitimer")
         and threading.current_thread() is threading.main_thread()
-        and not getattr(_BUDGET, "active", False)
     )
     if not usable:
         yield
         return
+    assert seconds is not None
+    deadline = time.monotonic() + seconds
+    nearest = min([deadline, *_DEADLINES])
 
     def expire(signum: int, frame: object) -> None:
-        raise BudgetExceeded(f"the time budget of {seconds:g} s ran out")
+        raise BudgetExceeded("the decision ran past its time budget")
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    _BUDGET.active = True
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGALRM, expire) if not _DEADLINES else None
+    _DEADLINES.append(deadline)
+    signal.setitimer(signal.ITIMER_REAL, max(nearest - time.monotonic(), 1e-3))
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        _BUDGET.active = False
+        _DEADLINES.pop()
+        if _DEADLINES:
+            remaining = min(_DEADLINES) - time.monotonic()
+            signal.setitimer(signal.ITIMER_REAL, max(remaining, 1e-3))
+        else:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            if previous is not None:
+                signal.signal(signal.SIGALRM, previous)
 
 
 STEP_BUDGET_S: list[float | None] = [None]

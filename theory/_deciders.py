@@ -245,7 +245,7 @@ def _exponent_of(factor: sp.Expr, var: sp.Symbol) -> sp.Expr:
         return sp.Integer(1)
     if type(factor) is sp.Pow and factor.base == var and var not in factor.exp.free_symbols:
         return factor.exp
-    raise ProofError(f"a factor is not a power of the variable: {sp.sstr(factor)}")
+    raise ProofError("a factor of a term is not a power of the variable")
 
 
 def _power_terms(expr: sp.Expr, var: sp.Symbol) -> dict[sp.Expr, sp.Expr]:
@@ -288,7 +288,7 @@ class _Limits:
         raise ProofError(f"{what}: no exponent among {shown} is proved larger than the others")
 
 
-def _normal_powers(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
+def _normal_powers(expr: sp.Expr, var: sp.Symbol, bridge: Bridge) -> sp.Expr:
     """``exp(k log var)`` as ``var**k``; any other ``exp`` or ``log`` of ``var`` is refused."""
 
     def rewrite(node: sp.exp) -> sp.Expr:
@@ -297,16 +297,23 @@ def _normal_powers(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
             return node
         coeff = sp.cancel(arg / sp.log(var))
         if var in coeff.free_symbols or coeff.has(sp.log):
-            raise ProofError(f"an exponential of the variable is not a power of it: {sp.sstr(node)}")
+            raise ProofError(f"{_shown(node, bridge)} is not a power of {bridge.back[var][2]}")
         return var**coeff
 
     expr = expr.replace(lambda e: type(e) is sp.exp, rewrite)
     for node in sp.preorder_traversal(expr):
         if type(node) is sp.log and var in node.free_symbols:
-            raise ProofError("a logarithm of the variable is not a power")
+            raise ProofError(f"{_shown(node, bridge)}: a logarithm of the variable is not a power")
         if type(node) is sp.Pow and var in node.exp.free_symbols:
-            raise ProofError("the variable in an exponent")
+            raise ProofError(f"{_shown(node, bridge)}: the variable in an exponent")
     return expr
+
+
+def _shown(expr: sp.Expr, bridge: Bridge) -> str:
+    try:
+        return terms.show(bridge.term(expr))
+    except TermError:
+        return "a subterm"
 
 
 def leading_term_limit(expr: Term, var: str, facts: Sequence[Term]) -> Term:
@@ -322,7 +329,7 @@ def leading_term_limit(expr: Term, var: str, facts: Sequence[Term]) -> Term:
     bridge = Bridge(opaque=())
     variable = bridge.symbol(var)
     route = _Limits(bridge, facts)
-    built = _normal_powers(sp.together(bridge.expr(expr)), variable)
+    built = _normal_powers(sp.together(bridge.expr(expr)), variable, bridge)
     numerator, denominator = sp.fraction(sp.together(built))
     num_terms = _power_terms(numerator, variable)
     den_terms = _power_terms(denominator, variable)

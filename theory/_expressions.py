@@ -33,6 +33,7 @@ from typing import Any
 import sympy as sp
 from sympy.core.function import AppliedUndef, UndefinedFunction
 from sympy.core.numbers import Exp1, Half, NegativeInfinity, NegativeOne, One, Pi, Zero
+from sympy.functions.elementary.miscellaneous import IdentityFunction
 from sympy.functions.elementary.piecewise import ExprCondPair
 from sympy.logic.boolalg import BooleanFalse, BooleanTrue
 
@@ -90,7 +91,7 @@ def symbol_problem(node: object) -> str | None:
         return f"{_describe(node)} is a {type(node).__name__}, not a plain Symbol"
     assert isinstance(node, sp.Symbol)
     original = node._assumptions_orig
-    if type(original) is not dict or not original.get("real"):
+    if type(original) is not dict or not original:
         return f"{_describe(node)} is not declared real (real=True): the kernel reasons over the reals"
     if original != _REAL_ORIGINAL:
         extra = sorted(k for k in original if k != "real")
@@ -195,6 +196,8 @@ class Converter:
 
     def lambda_(self, node: object, where: str) -> tuple[tuple[str, ...], Term]:
         """A witness function ``Lambda(args, body)``: its parameters and its body."""
+        if type(node) is IdentityFunction:  # what sympy makes of Lambda(x, x)
+            return ("x",), terms.sym("x")
         if type(node) is not sp.Lambda:
             raise ExpressionError(f"{where} must be a sympy Lambda")
         assert isinstance(node, sp.Lambda)

@@ -395,6 +395,8 @@ def _safe(value: object) -> str:
     """A short description of an object, never by its own printing methods."""
     if type(value) is sp.Symbol and type(value.name) is str:
         return value.name
+    if type(value) is UndefinedFunction and type(value.__name__) is str:
+        return value.__name__
     if type(value) in (int, bool) or value is None:
         return repr(value)
     if isinstance(value, str):

@@ -256,18 +256,19 @@ class _Witness:
 
     # ---- closing terms -----------------------------------------------------------------
 
-    def close(self, term: Term) -> Term:
-        """``term`` with the values put in and the functions applied (nothing evaluated)."""
+    def close(self, term: Term, values: bool = True) -> Term:
+        """``term`` with the values put in and the functions applied (nothing evaluated);
+        with ``values=False``, the functions applied only (the names kept)."""
         op = term[0]
         if op == "sym":
-            return self.values.get(term[2], term)
+            return self.values.get(term[2], term) if values else term
         if not term.children:
             return term
         if op == "der":
-            return self._derivative(term)
+            return self._derivative(term) if values else term
         if op == "lim":
             raise _Undecided(f"a limit at the witness: {show(term)}")
-        kids = [self.close(c) for c in term.children]
+        kids = [self.close(c, values) for c in term.children]
         if op == "app":
             body = self.functions.get(term[2])
             if body is None:
@@ -322,6 +323,10 @@ class _Witness:
     def in_domain(self, expr: Term, what: str) -> None:
         """Every partial operation of ``expr``, values put in and functions applied,
         lies inside its real domain at the witness (innermost first)."""
+        # named as written (the functions applied, the names kept), decided at the values
+        composed = self.close(expr, values=False)
+        for condition, name in reversed(terms.domain_conditions(composed)):
+            self.holds(condition, f"{what}: {name}")
         closed = self.close(expr)
         for condition, name in reversed(terms.domain_conditions(closed)):
             self.holds(condition, f"{what}: {name}")

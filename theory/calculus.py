@@ -517,7 +517,8 @@ def _differentiate_decide(step: FrozenStep, context: Context) -> str:
     if terms.has_op(expr, "der", "lim"):
         raise ProofError("the expression must not contain derivatives")
     _check_held_constant(expr, var, set(), constants)
-    _check_point(point, value, var, set())
+    if point is not None:
+        _check_point(point, value, var, set())
     held_fixed(
         context,
         [expr, *(terms.sym(c) for c in constants), *(e for e in (point, value) if e is not None)],

@@ -133,7 +133,9 @@ __all__ = [
     "SumOfTerms",
     "SumOver",
     "WeightedSum",
+    "check_definitions",
     "check_frozen",
+    "checked",
 ]
 
 RULES: tuple[type[Step], ...] = (
@@ -231,7 +233,8 @@ def _check_one(step: FrozenStep, context: Context) -> tuple[StepResult, Term | N
             raise ProofError(f"a step input: {found[0]}")
         try:
             concluded = logic.conclusion(step, context.definitions)
-        except (TermError, DefinitionError) as error:
+        except (TermError, DefinitionError, ProofError) as error:
+            logic.decide(step, local)  # its own failure names the cause best
             raise ProofError(f"the conclusion cannot be built: {error}") from None
         statement = show(concluded)
         allowed = context.scope.index if context.scope is not None else ()
@@ -297,6 +300,20 @@ def _standalone(step: Step) -> tuple[FrozenStep, Definitions]:
     return freezer.step(step), definitions
 
 
+def check_definitions(definitions: Sequence[object]) -> Definitions:
+    """Definitions as a claim author writes them, frozen and checked.
+
+    Raises
+    ------
+    DefinitionError
+        For a definition the kernel refuses (named in the message).
+    """
+    try:
+        return Definitions(freeze_definitions(definitions, Freezer()))
+    except (ExpressionError, TermError) as error:
+        raise DefinitionError(str(error)) from None
+
+
 def _check_step_alone(step: Step, facts: Sequence[sp.Basic]) -> StepResult:
     """Decide ``step`` on its own, against ``facts``; the definitions it names count."""
     start = time.perf_counter()
@@ -322,10 +339,13 @@ def _show_conclusion(step: Step) -> sp.Basic:
     if type(step) is Cite:
         cited = step.__dict__.get("claim")
         return cited.statement if type(cited) is Claim else sp.false
-    frozen, definitions = _standalone(step)
-    if frozen.error:
-        raise ExpressionError(frozen.error)
-    return display(conclusion_of(frozen, definitions))
+    try:
+        frozen, definitions = _standalone(step)
+        if frozen.error:
+            return sp.false  # the step cannot be read: the kernel fails it, naming why
+        return display(conclusion_of(frozen, definitions))
+    except (DefinitionError, ExpressionError, TermError, ProofError):
+        return sp.false
 
 
 _core.STANDALONE = _check_step_alone
@@ -675,18 +695,37 @@ def check_frozen(
     claim: Claim | None = None,
     proof: tuple[Step, ...] = (),
     start: float | None = None,
+    registry: dict[str, Any] | None = None,
 ) -> ClaimResult:
     """Check a frozen claim (its cited claims must have been checked before).
 
-    The verdict is recorded in the kernel's registry by content hash; a claim already
-    there is not checked again.
+    The verdict is recorded by content hash in the kernel's registry (or in
+    ``registry``, a fresh one that :mod:`~softmax_dispersion.theory.recheck` keeps per
+    certificate, so that it re-decides everything); a claim already there is not checked
+    again, and a citation finds only the claims recorded there.
     """
     start = time.perf_counter() if start is None else start
+    return _check_frozen(frozen, claim, proof, start, _REGISTRY if registry is None else registry)
+
+
+def checked(digest: str) -> ClaimResult | None:
+    """The result of the claim with this content hash, if this kernel checked it."""
+    entry = _REGISTRY.get(digest)
+    return None if entry is None else entry.result
+
+
+def _check_frozen(
+    frozen: FrozenClaim,
+    claim: Claim | None,
+    proof: tuple[Step, ...],
+    start: float,
+    registry: dict[str, Any],
+) -> ClaimResult:
     content = encode_claim(frozen)
     text = canonical_json(content)
     digest = content_hash(content)
     CITED_STATEMENTS.setdefault(digest, frozen.statement)
-    entry = _REGISTRY.get(digest)
+    entry = registry.get(digest)
     if entry is not None:
         result = entry.result
         if (result.verified, result.problem, result.content_hash) != (
@@ -696,7 +735,7 @@ def check_frozen(
         ):  # the handed-out result was changed: hand out a fresh copy of the verdict
             result = _result(entry, digest, claim, proof, start)
         return result
-    verified, problem, steps, witness, definitions = _verdict(frozen, digest)
+    verified, problem, steps, witness, definitions = _verdict(frozen, registry)
     result = ClaimResult(
         claim=claim,
         steps=tuple(steps),
@@ -711,7 +750,7 @@ def check_frozen(
         statement=show(frozen.statement),
         content_json=text,
     )
-    _REGISTRY[digest] = _Entry(frozen, definitions, verified, problem, result)
+    registry[digest] = _Entry(frozen, definitions, verified, problem, result)
     return result
 
 
@@ -735,11 +774,13 @@ def _result(
     )
 
 
-def _citations(frozen: FrozenClaim) -> Callable[[ClaimRef], CitedSnapshot | str]:
+def _citations(
+    frozen: FrozenClaim, registry: Mapping[str, _Entry]
+) -> Callable[[ClaimRef], CitedSnapshot | str]:
     """How a Cite step of ``frozen`` finds a cited claim: by the hash it declares."""
 
     def find(ref: ClaimRef) -> CitedSnapshot | str:
-        entry = _REGISTRY.get(ref.digest) if ref.digest in frozen.cites else None
+        entry = registry.get(ref.digest) if ref.digest in frozen.cites else None
         if entry is None:
             return (
                 f"{ref.label or 'the cited claim'!r} is not among the claims {frozen.id} "
@@ -778,7 +819,7 @@ def _names_problem(frozen: FrozenClaim) -> str | None:
 
 
 def _verdict(
-    frozen: FrozenClaim, digest: str
+    frozen: FrozenClaim, registry: Mapping[str, _Entry]
 ) -> tuple[bool, str, list[StepResult], str, Definitions | None]:
     """Decide a frozen claim: structure, witness, citations, then every step."""
     if frozen.error:
@@ -801,7 +842,7 @@ def _verdict(
         problems.append(str(error))
     failed_cites = []
     for cited in frozen.cites:
-        entry = _REGISTRY.get(cited)
+        entry = registry.get(cited)
         if entry is None:
             failed_cites.append(f"{cited[:12]}: not checked before it is cited")
         elif not entry.verified:
@@ -813,7 +854,7 @@ def _verdict(
         definitions=definitions,
         runner=_run_steps,
         naturals=frozenset(frozen.naturals),
-        citations=_citations(frozen),
+        citations=_citations(frozen, registry),
     )
     results, conclusions, ok = _run_steps(frozen.steps, context)
     if not frozen.steps:

@@ -748,8 +748,11 @@ def _canonical(term: Term) -> Term:
             return num((max if op == "max" else min)(values))  # type: ignore[type-var]
         return unique[0] if len(unique) == 1 else make(op, unique)
     if op in ("lim", "der"):
+        # the bound variable's print name does not count; a derivative at a variable
+        # keeps that variable's name, so that it still reads Derivative(A(t), t)
         payload = list(term[2:])
-        payload[0] = "x"  # the bound variable's print name does not matter
+        point = term[4]
+        payload[0] = point[2] if op == "der" and point[0] == "sym" else "x"
         rebuilt = iter(kids)
         return make(op, [next(rebuilt) if type(i) is Term else i for i in payload])
     if op in RELATIONS:
