@@ -243,6 +243,10 @@ class Converter:
         if seen is not None:
             return seen[1]
         term = self._node(node, where, 0)
+        try:
+            terms.check_size(term, where)
+        except TermError as error:
+            raise ExpressionError(str(error)) from None
         self._seen[key] = (node, term)
         return term
 

@@ -260,13 +260,21 @@ class Reader:
         except TermError as error:
             raise CertificateFormatError(f"{what}: {error}") from None
 
-    def real(self, data: object, what: str) -> Term:
+    def top(self, data: object, what: str) -> Term:
+        """A whole expression: a term within the size limit."""
         term = self.term(data, what)
+        try:
+            return terms.check_size(term, what)
+        except TermError as error:
+            raise CertificateFormatError(str(error)) from None
+
+    def real(self, data: object, what: str) -> Term:
+        term = self.top(data, what)
         _need(terms.is_real(term), f"{what}: not a real term")
         return term
 
     def formula(self, data: object, what: str) -> Term:
-        term = self.term(data, what)
+        term = self.top(data, what)
         _need(terms.sort_of(term) == "b", f"{what}: not a formula")
         return term
 
@@ -302,7 +310,7 @@ class Reader:
         if kind == "formula":
             return self.formula(data, what)
         if kind == "point":
-            term = self.term(data, what)
+            term = self.top(data, what)
             _need(terms.sort_of(term) in ("r", "x"), f"{what}: not a point")
             return term
         if kind == "formulas":

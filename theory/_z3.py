@@ -367,8 +367,12 @@ def prove_with_z3(
 
 
 def _decide(hypotheses: Sequence[Term], goal: Term, timeout_ms: int) -> tuple[str, str]:
-    facts = [terms.canonical(h) for h in hypotheses]
-    target = terms.canonical(goal)
+    try:
+        target = terms.canonical(terms.check_size(goal, "the goal"))
+    except terms.TermError as error:
+        raise Untranslatable(str(error)) from None
+    # a fact too large to translate is left out (that can only make the proof fail)
+    facts = [terms.canonical(h) for h in hypotheses if terms.weight(h) <= terms.MAX_WEIGHT]
     positive, nonnegative = _signed(facts)
     translator = Translator(positive=positive, nonnegative=nonnegative)
     solver = z3.Solver()

@@ -256,8 +256,17 @@ def _readable_problem(entry: Mapping[str, Any], frozen: FrozenClaim) -> str | No
 # Stage 4: the decision
 
 
-def recheck(certificate: object, *, step_budget_s: float | None = STEP_BUDGET_S) -> RecheckReport:
+def recheck(
+    certificate: object,
+    *,
+    step_budget_s: float | None = STEP_BUDGET_S,
+    registry: dict[str, Any] | None = None,
+) -> RecheckReport:
     """Re-decide every claim of a certificate (a parsed JSON object).
+
+    ``registry`` holds earlier re-decisions by content hash (a claim whose content has
+    that very hash is not decided twice); by default it is a fresh one, so that
+    everything is decided again.
 
     Raises
     ------
@@ -275,28 +284,33 @@ def recheck(certificate: object, *, step_budget_s: float | None = STEP_BUDGET_S)
             return RecheckReport([], tools, refused=problem)
     reader = Reader()
     frozen_claims: list[FrozenClaim] = []
-    seen: set[str] = set()
     for number, entry in enumerate(entries, 1):
         try:
             frozen = read_claim(entry["content"], reader)
         except CertificateFormatError as error:
             raise CertificateFormatError(f"claim {number}: {error}") from None
-        for cited in frozen.cites:
-            _require(cited in seen, f"{frozen.id} cites {cited[:12]}, not earlier in the file")
-        seen.add(entry["hash"])
         rules.CITED_STATEMENTS.setdefault(entry["hash"], frozen.statement)
         frozen_claims.append(frozen)
+    seen: set[str] = set()
     for entry, frozen in zip(entries, frozen_claims, strict=True):
+        missing = [cited for cited in frozen.cites if cited not in seen]
+        if missing:
+            problem = f"{frozen.id} cites {missing[0][:12]}, which is not earlier in the file"
+            return RecheckReport([], tools, refused=problem)
+        seen.add(entry["hash"])
         problem = _readable_problem(entry, frozen)
         if problem:
             return RecheckReport([], tools, refused=problem)
-    return RecheckReport(_decide(entries, frozen_claims, step_budget_s), tools)
+    fresh: dict[str, Any] = {} if registry is None else registry
+    return RecheckReport(_decide(entries, frozen_claims, step_budget_s, fresh), tools)
 
 
 def _decide(
-    entries: list[dict[str, Any]], claims: list[FrozenClaim], step_budget_s: float | None
+    entries: list[dict[str, Any]],
+    claims: list[FrozenClaim],
+    step_budget_s: float | None,
+    registry: dict[str, Any],
 ) -> list[ClaimRecheck]:
-    registry: dict[str, Any] = {}
     verdicts: list[ClaimRecheck] = []
     previous = _core.STEP_BUDGET_S[0]
     _core.STEP_BUDGET_S[0] = step_budget_s
