@@ -70,11 +70,22 @@ def _conclusion_text(step: FrozenStep, definitions: Definitions) -> str:
         return "?"
 
 
+def _method(step: FrozenStep) -> str:
+    from softmax_dispersion.theory.kernel import RULES
+
+    if step.error:
+        return "not decided"
+    for rule in RULES:
+        if rule.__name__ == step.rule:
+            return rule.method
+    return "not decided"
+
+
 def readable_steps(frozen: FrozenClaim, definitions: Definitions) -> list[dict[str, Any]]:
     """The readable fields of every step, generated from the frozen claim.
 
-    Per step: its rule's name, its description and its conclusion as text, and the
-    same for its termwise sub-steps (``substeps``).
+    Per step: its rule's name, its description, its conclusion as text and its rule's
+    method, and the same for its termwise sub-steps (``substeps``).
     """
 
     def record(step: FrozenStep) -> dict[str, Any]:
@@ -82,6 +93,7 @@ def readable_steps(frozen: FrozenClaim, definitions: Definitions) -> list[dict[s
             "rule": step.rule,
             "description": step.description,
             "statement": _conclusion_text(step, definitions),
+            "method": _method(step),
         }
         termwise = step.inputs.get("termwise") if not step.error else None
         if termwise:
@@ -96,7 +108,7 @@ def _step_record(readable: dict[str, Any], result: StepResult | None) -> dict[st
         "rule": readable["rule"],
         "description": readable["description"],
         "statement": readable["statement"],
-        "method": result.method if result else "",
+        "method": readable["method"],
         "verdict": "verified" if result and result.verified else "failed",
         "verified": bool(result and result.verified),
         "detail": result.detail if result else "",

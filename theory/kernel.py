@@ -735,7 +735,18 @@ def _check_frozen(
         ):  # the handed-out result was changed: hand out a fresh copy of the verdict
             result = _result(entry, digest, claim, proof, start)
         return result
-    verified, problem, steps, witness, definitions = _verdict(frozen, registry)
+    try:
+        verified, problem, steps, witness, definitions = _verdict(frozen, registry)
+    except (_core.BudgetExceeded, KeyboardInterrupt):
+        raise
+    except Exception as error:  # a claim the kernel cannot even examine proves nothing
+        verified, problem, steps, witness, definitions = (
+            False,
+            f"the claim cannot be examined: {type(error).__name__}: {error}",
+            [],
+            "",
+            None,
+        )
     result = ClaimResult(
         claim=claim,
         steps=tuple(steps),

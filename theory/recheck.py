@@ -218,7 +218,7 @@ def _readable_steps_problem(shown: object, generated: list[dict[str, Any]], wher
     for number, (record, expected) in enumerate(zip(shown, generated, strict=True), 1):
         if not isinstance(record, dict):
             return f"{where}, step {number}: not a record"
-        for key in ("rule", "description", "statement"):
+        for key in ("rule", "description", "statement", "method"):
             if record.get(key) != expected[key]:
                 return (
                     f"{where}, step {number}: the readable {key} is not the content's "
@@ -329,6 +329,10 @@ def _decide(
                 verdicts.append(
                     ClaimRecheck(frozen.id, entry["hash"], False, [f"{frozen.id}: nested too deep"])
                 )
+                continue
+            except Exception as error:  # never a traceback: the claim simply fails
+                problem = f"{frozen.id}: cannot be decided ({type(error).__name__}: {error})"
+                verdicts.append(ClaimRecheck(frozen.id, entry["hash"], False, [problem[:500]]))
                 continue
             problems = []
             if result.content_hash != entry["hash"]:

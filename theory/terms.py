@@ -215,7 +215,16 @@ def _need(condition: bool, message: str) -> None:
 def _reals(op: str, items: Sequence[object], least: int) -> None:
     _need(len(items) >= least, f"{op} takes at least {least} terms")
     for item in items:
-        _need(type(item) is Term and sort_of(item) == "r", f"{op} takes real terms")  # type: ignore[arg-type]
+        _need(type(item) is Term, f"{op} takes terms")
+        kind = sort_of(item)  # type: ignore[arg-type]
+        if kind == "l":
+            raise TermError(
+                f"{show(item)} is a limit, not a real number: a limit may only be equated to "  # type: ignore[arg-type]
+                "its value, Eq(Limit(...), value), never used in arithmetic"
+            )
+        if kind == "x":
+            raise TermError("oo is not a real number: it appears only as a limit's point or value")
+        _need(kind == "r", f"{op} takes real terms, not a formula")
 
 
 def _formulas(op: str, items: Sequence[object], least: int) -> None:
@@ -341,7 +350,8 @@ def make(op: str, payload: Sequence[Any]) -> Term:
                 "a limit may only equal a real term or an infinity",
             )
         else:
-            _need(sorts == ("r", "r"), f"{op} relates two real terms")
+            for item in items:
+                _reals(op, [item], 1)
     elif op in ("and", "or", "equiv"):
         _formulas(op, items, 2)
     elif op == "not":
