@@ -118,6 +118,11 @@ def function_problem(kind: object) -> str | None:
     if kind.__bases__ != (AppliedUndef,):
         return f"{kind.__name__} is not an undefined function made by sympy's Function"
     own = vars(kind)
+    if not _same(own.get("_kwargs"), _FUNCTION_CLASS_DICT["_kwargs"]):
+        return (
+            f"the function {kind.__name__} must be declared real=True and nothing more "
+            "(its sign and other properties are stated as assumptions)"
+        )
     extra = sorted(set(own) - set(_FUNCTION_CLASS_DICT) - {"name"})
     if extra:
         return f"the function {kind.__name__} carries attributes of its own ({', '.join(extra)})"

@@ -263,6 +263,7 @@ class Reader:
     def top(self, data: object, what: str) -> Term:
         """A whole expression: a term within the size limit."""
         term = self.term(data, what)
+        _need(terms.is_closed(term), f"{what}: a bound variable outside its binder")
         try:
             return terms.check_size(term, what)
         except TermError as error:

@@ -610,18 +610,27 @@ def _failed(claim: Any, start: float, problem: str, **extra: Any) -> ClaimResult
     )
 
 
+_SEQUENCES = ("assumptions", "cites", "formulas", "definitions", "naturals")
+
+
 def _read_fields(claim: Claim) -> dict[str, Any]:
-    """The claim's fields, read once from its instance dictionary."""
-    return {name: claim.__dict__.get(name) for name in Claim.__dataclass_fields__}
+    """The claim's fields, read once from its instance dictionary (sequences as tuples,
+    so that nothing is read twice and comes out different)."""
+    data = {name: claim.__dict__.get(name) for name in Claim.__dataclass_fields__}
+    for name in _SEQUENCES:
+        value = data[name]
+        if value is None or isinstance(value, (str, bytes)):
+            raise ExpressionError(f"the claim's {name} must be a sequence")
+        data[name] = tuple(value)
+    return data
 
 
-def _freeze(claim: Claim, steps: Sequence[object], cites: Mapping[int, str]) -> FrozenClaim:
-    """The claim as the kernel holds it (or a :class:`FrozenClaim` carrying its error)."""
-    data = _read_fields(claim)
+def _freeze(data: Mapping[str, Any], steps: Sequence[object], cites: Mapping[int, str]) -> FrozenClaim:
+    """The claim (its fields, read once) as the kernel holds it."""
     freezer = Freezer(cites=cites)
     convert = freezer.convert
     identifier = check_text(data["id"], "a claim's id", identifier=True)
-    definitions = freeze_definitions(tuple(data["definitions"] or ()), freezer)
+    definitions = freeze_definitions(data["definitions"], freezer)
     by_name: dict[str, Any] = {}
     for definition in definitions:
         by_name.setdefault(definition.name, definition)
@@ -643,8 +652,9 @@ def _freeze(claim: Claim, steps: Sequence[object], cites: Mapping[int, str]) -> 
 
 
 def _content_of(claim: Claim, steps: Sequence[Step]) -> dict[str, Any]:
-    cites = {id(c): c.check().content_hash for c in claim.cites}
-    return encode_claim(_freeze(claim, steps, cites))
+    data = _read_fields(claim)
+    cites = {id(c): c.check().content_hash for c in data["cites"]}
+    return encode_claim(_freeze(data, steps, cites))
 
 
 def _check_claim(claim: Claim, cache: dict[str, ClaimResult] | None) -> ClaimResult:
@@ -655,10 +665,13 @@ def _check_claim(claim: Claim, cache: dict[str, ClaimResult] | None) -> ClaimRes
         return _failed(claim, start, "the claim cites itself (a citation cycle)")
     _ACTIVE.add(id(claim))
     try:
-        data = _read_fields(claim)
+        try:
+            data = _read_fields(claim)
+        except Exception as error:  # a claim that cannot be read proves nothing
+            return _failed(claim, start, f"the claim cannot be read: {error}")
         cited_results = []
         cites: dict[int, str] = {}
-        for cited in data["cites"] or ():
+        for cited in data["cites"]:
             if type(cited) is not Claim:
                 return _failed(claim, start, f"a cited {type(cited).__name__} is not a kernel Claim")
             outcome = _check_claim(cited, cache)
@@ -677,10 +690,14 @@ def _check_claim(claim: Claim, cache: dict[str, ClaimResult] | None) -> ClaimRes
                 raise DefinitionError(
                     f"a cited claim could not be read ({failed[0].id}: {failed[0].problem})"
                 )
-            frozen = _freeze(claim, steps, cites)
+            frozen = _freeze(data, steps, cites)
         except (ExpressionError, DefinitionError, TermError, RecursionError) as error:
             message = str(error) if not isinstance(error, RecursionError) else "nested too deep"
             return _failed(claim, start, message, proof=steps)
+        except Exception as error:  # anything else the objects do: the claim fails
+            return _failed(
+                claim, start, f"the claim cannot be read: {type(error).__name__}: {error}"
+            )
         result = check_frozen(frozen, claim=claim, proof=steps, start=start)
         if cache is not None:
             cache[result.content_hash] = result

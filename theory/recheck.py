@@ -73,6 +73,8 @@ STEP_BUDGET_S = 60.0
 """The time budget of one step's decision while rechecking."""
 CLAIM_BUDGET_S = 600.0
 """The time budget of one claim (its witness, definitions and every step)."""
+TOTAL_BUDGET_S = 1800.0
+"""The time budget of a whole certificate."""
 
 
 @dataclass
@@ -134,6 +136,17 @@ def _no_constant(text: str) -> Any:
     raise CertificateFormatError(f"{text} is not JSON data a certificate holds")
 
 
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a key given twice is refused (a reader of the text would see the
+    first, a parser keeps the last: what a person reads must be what is checked)."""
+    record: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in record:
+            raise CertificateFormatError(f"the key {key[:40]!r} appears twice in one object")
+        record[key] = value
+    return record
+
+
 def load(text: str) -> Any:
     """Parse a certificate's JSON text under the format's limits.
 
@@ -142,7 +155,9 @@ def load(text: str) -> Any:
     (the informative times are such), and refused wherever the content holds a term.
     """
     try:
-        return json.loads(text, parse_int=_integer, parse_constant=_no_constant)
+        return json.loads(
+            text, parse_int=_integer, parse_constant=_no_constant, object_pairs_hook=_pairs
+        )
     except CertificateFormatError:
         raise
     except RecursionError:
@@ -314,11 +329,16 @@ def _decide(
     verdicts: list[ClaimRecheck] = []
     previous = _core.STEP_BUDGET_S[0]
     _core.STEP_BUDGET_S[0] = step_budget_s
+    deadline = time.monotonic() + TOTAL_BUDGET_S
     try:
         for entry, frozen in zip(entries, claims, strict=True):
+            if time.monotonic() > deadline:
+                problem = f"{frozen.id}: not decided, the certificate ran past its time budget"
+                verdicts.append(ClaimRecheck(frozen.id, entry["hash"], False, [problem]))
+                continue
             start = time.perf_counter()
             try:
-                with time_budget(CLAIM_BUDGET_S):
+                with time_budget(min(CLAIM_BUDGET_S, max(deadline - time.monotonic(), 1.0))):
                     result = check_frozen(frozen, registry=registry)
             except BudgetExceeded:
                 verdicts.append(

@@ -53,7 +53,7 @@ Examples
 from __future__ import annotations
 
 import math
-import unicodedata
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -249,42 +249,25 @@ _GOOD_NAMES: set[str] = set()
 def _check_name(name: object, what: str) -> str:
     """``name`` as a symbol's or a function's name, or :class:`TermError`.
 
-    A name is printable text without spaces, control or format characters (no
-    right-to-left overrides), not a reserved word (``pi``, ``E``, ``oo``, ...), and in
-    Unicode's NFKC normal form, so that two different names never print alike through
-    compatibility forms (``ｘ`` and ``x``).
+    A name is an ASCII identifier (a letter, then letters, digits and underscores), at
+    most 64 characters, and not a reserved word (``pi``, ``E``, ``oo``, ``exp``, ...):
+    two different names never print alike (no look-alike letters from other alphabets,
+    no invisible or right-to-left characters), and no name reads as a constant, a
+    function of the grammar, or a name the kernel makes for itself (those hold ``#``).
     """
     _need(type(name) is str, f"{what}: a name must be text")
     assert isinstance(name, str)
     _need(0 < len(name) <= 64, f"{what}: a name has 1 to 64 characters")
-    _need(name not in RESERVED_NAMES, f"{what}: {name!r} is a reserved name")
-    for char in name:
-        category = unicodedata.category(char)
-        _need(
-            category[0] in "LN" or char == "_",
-            f"{what}: {name!r} holds {unicodedata.name(char, hex(ord(char)))!r}, not a "
-            "letter, digit or underscore",
-        )
-    _need(unicodedata.normalize("NFKC", name) == name, f"{what}: {name!r} is not in NFKC form")
     _need(
-        not name[0].isdigit() and name[0] != "_",
-        f"{what}: {name!r} must begin with a letter",
+        _IDENTIFIER.fullmatch(name) is not None,
+        f"{what}: {name.encode('unicode_escape').decode('ascii')[:80]!r} is not an ASCII "
+        "identifier (a letter, then letters, digits, underscores)",
     )
-    _need(_script_consistent(name), f"{what}: {name!r} mixes alphabets (a look-alike)")
+    _need(name not in RESERVED_NAMES, f"{what}: {name!r} is a reserved name")
     return name
 
 
-def _script_consistent(name: str) -> bool:
-    """Latin, Greek and Cyrillic letters are never mixed in one name (``а`` vs ``a``)."""
-    scripts = set()
-    for char in name:
-        if char.isalpha():
-            label = unicodedata.name(char, "").split(" ")[0]
-            if label in ("LATIN", "GREEK", "CYRILLIC"):
-                scripts.add(label)
-            elif char.isascii():
-                scripts.add("LATIN")
-    return len(scripts) <= 1
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
 
 _SIMPLE = {"pi", "E", "true", "false"}
@@ -649,6 +632,21 @@ def weight(term: Term) -> int:
             _WEIGHTS.clear()
         _WEIGHTS[term] = found
     return found
+
+
+def is_closed(term: Term, level: int = 0) -> bool:
+    """Every bound variable of ``term`` lies under a binder that binds it."""
+    if term[0] == "bound":
+        return term[2] < level  # type: ignore[no-any-return]
+    if not has_bound(term):
+        return True
+    for position, child in enumerate(term[2:]):
+        if type(child) is not Term:
+            continue
+        binder_body = term[0] in ("lim", "der") and position == 1
+        if not is_closed(child, level + 1 if binder_body else level):
+            return False
+    return True
 
 
 def check_size(term: Term, what: str) -> Term:
