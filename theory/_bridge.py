@@ -127,7 +127,7 @@ class Bridge:
             return terms.MINUS_OO
         if kind is sp.Dummy:
             if expr in self.back:
-                return self.back[expr]  # type: ignore[index]
+                return self.back[expr]
             if expr in extra:
                 return extra[expr]
             raise TermError(f"a decider's result holds an unknown symbol {expr}")

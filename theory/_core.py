@@ -157,7 +157,7 @@ class RuleLogic:
     """
 
     kinds: Mapping[str, str]
-    conclusion: Callable[[FrozenStep], Term]
+    conclusion: Callable[[FrozenStep, Definitions], Term]
     decide: Callable[[FrozenStep, Context], str]
     method: str
     generic_fields: tuple[str, ...] = ()
@@ -172,9 +172,7 @@ LOGIC: dict[type, RuleLogic] = {}
 # The context a step is decided in
 
 
-Runner = Callable[
-    [Sequence[FrozenStep], "Context"], tuple[list[StepResult], list[Term], bool]
-]
+Runner = Callable[[Sequence[FrozenStep], "Context"], tuple[list[StepResult], list[Term], bool]]
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from sympy.logic.boolalg import BooleanFalse, BooleanTrue
 from softmax_dispersion.theory import terms
 from softmax_dispersion.theory.terms import Term, TermError
 
-__all__ = ["Converter", "ExpressionError", "to_formula", "to_real", "symbol_problem"]
+__all__ = ["Converter", "ExpressionError", "symbol_problem", "to_formula", "to_real"]
 
 
 class ExpressionError(ValueError):
@@ -90,9 +90,11 @@ def symbol_problem(node: object) -> str | None:
     if type(node) is not sp.Symbol:
         return f"{_describe(node)} is a {type(node).__name__}, not a plain Symbol"
     assert isinstance(node, sp.Symbol)
-    original = node._assumptions_orig
+    original = node._assumptions_orig  # type: ignore[attr-defined]
     if type(original) is not dict or not original:
-        return f"{_describe(node)} is not declared real (real=True): the kernel reasons over the reals"
+        return (
+            f"{_describe(node)} is not declared real (real=True): the kernel reasons over the reals"
+        )
     if original != _REAL_ORIGINAL:
         extra = sorted(k for k in original if k != "real")
         return (
@@ -193,7 +195,7 @@ class Converter:
     def number(self, node: object, where: str) -> Term:
         """``node`` as a rational number (an ``int`` or a sympy rational)."""
         if type(node) is int:
-            return self._guard(lambda: terms.num(node), where)  # type: ignore[arg-type]
+            return self._guard(lambda: terms.num(node), where)
         term = self.real(node, where)
         if term[0] != "num":
             raise ExpressionError(f"{where}: {terms.show(term)} is not a rational number")
@@ -206,7 +208,7 @@ class Converter:
         if type(node) is not sp.Lambda:
             raise ExpressionError(f"{where} must be a sympy Lambda")
         assert isinstance(node, sp.Lambda)
-        signature, body = node.args
+        signature, body = node.args  # type: ignore[attr-defined]
         if type(signature) is not sp.Tuple:
             raise ExpressionError(f"{where}: a Lambda's signature")
         names = tuple(self.symbol(v, where) for v in signature.args)
@@ -242,7 +244,7 @@ class Converter:
 
     def _convert(self, node: object, where: str) -> Term:
         if type(node) is int:  # a plain Python integer where sympy's would do
-            return self._guard(lambda: terms.num(node), where)  # type: ignore[arg-type]
+            return self._guard(lambda: terms.num(node), where)
         key = id(node)
         seen = self._seen.get(key)
         if seen is not None:
@@ -330,7 +332,7 @@ class Converter:
             return terms.app(name, *args)
         if kind in _INFINITIES:
             raise ExpressionError(
-                f"{where}: {_INFINITIES[kind][2] > 0 and 'oo' or '-oo'} appears only as "
+                f"{where}: {(_INFINITIES[kind][2] > 0 and 'oo') or '-oo'} appears only as "
                 "the point of a limit or the value it equals"
             )
         raise ExpressionError(f"{where}: {_unknown(node, kind)}")

@@ -215,7 +215,9 @@ def _need(condition: bool, message: str) -> None:
         raise CertificateFormatError(message)
 
 
-def _record(data: object, keys: set[str], what: str, optional: set[str] = frozenset()) -> dict[str, Any]:  # type: ignore[assignment]
+def _record(
+    data: object, keys: set[str], what: str, optional: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     _need(isinstance(data, dict), f"{what} must be a record")
     assert isinstance(data, dict)
     present = set(data)
@@ -294,7 +296,7 @@ class Reader:
     # ---- steps -----------------------------------------------------------------------
 
     def sum_ref(self, data: object, what: str) -> SumRef:
-        record = _record(data, {"sum"}, what, {"at"})
+        record = _record(data, {"sum"}, what, frozenset({"at"}))
         at = self.real(record["at"], what) if "at" in record else None
         return SumRef(self.name(record["sum"], what), at)
 
@@ -365,14 +367,21 @@ class Reader:
     # ---- claims ----------------------------------------------------------------------
 
     def family(self, data: object) -> FamilyDef:
-        record = _record(data, {"name", "index", "count", "domain", "member", "description"}, "a family")
+        record = _record(
+            data, {"name", "index", "count", "domain", "member", "description"}, "a family"
+        )
         name = self.text(record["name"], "a family's name")
         member = record["member"]
         return FamilyDef(
             name=name,
-            index=tuple(self.name(v, f"the index of {name!r}") for v in _list(record["index"], "an index")),
+            index=tuple(
+                self.name(v, f"the index of {name!r}") for v in _list(record["index"], "an index")
+            ),
             count=self.real(record["count"], f"the count of {name!r}"),
-            domain=tuple(self.formula(r, f"the domain of {name!r}") for r in _list(record["domain"], "a domain")),
+            domain=tuple(
+                self.formula(r, f"the domain of {name!r}")
+                for r in _list(record["domain"], "a domain")
+            ),
             member=None
             if member is None
             else tuple(self.real(v, f"the member of {name!r}") for v in _list(member, "a member")),
@@ -384,9 +393,14 @@ class Reader:
         assert isinstance(data, dict)
         kind = data.get("kind")
         if kind == "sum":
-            record = _record(data, {"kind", "name", "var", "term", "family", "description"}, "a sum")
+            record = _record(
+                data, {"kind", "name", "var", "term", "family", "description"}, "a sum"
+            )
             family = record["family"]
-            _need(isinstance(family, str) and family in families, f"the family {family!r:.40} is not recorded")
+            _need(
+                isinstance(family, str) and family in families,
+                f"the family {family!r:.40} is not recorded",
+            )
             var = record["var"]
             return SumDef(
                 self.name(record["name"], "a sum's name"),
@@ -404,9 +418,14 @@ class Reader:
             )
         if kind == "root":
             record = _record(
-                data, {"kind", "name", "polynomial", "var", "lower", "upper", "description"}, "a root"
+                data,
+                {"kind", "name", "polynomial", "var", "lower", "upper", "description"},
+                "a root",
             )
-            lower, upper = self.real(record["lower"], "a bound"), self.real(record["upper"], "a bound")
+            lower, upper = (
+                self.real(record["lower"], "a bound"),
+                self.real(record["upper"], "a bound"),
+            )
             _need(lower[0] == "num" and upper[0] == "num", "a root's bounds are rationals")
             return RootDef(
                 self.name(record["name"], "a root's name"),
@@ -427,14 +446,20 @@ class Reader:
             if "symbol" in item:
                 record = _record(item, {"symbol", "value"}, "a witness value")
                 entries.append(
-                    WitnessValue(self.name(record["symbol"], "a witness key"), self.real(record["value"], "a witness value"))
+                    WitnessValue(
+                        self.name(record["symbol"], "a witness key"),
+                        self.real(record["value"], "a witness value"),
+                    )
                 )
             else:
                 record = _record(item, {"function", "parameters", "body"}, "a witness function")
                 entries.append(
                     WitnessFunction(
                         self.name(record["function"], "a witness function"),
-                        tuple(self.name(p, "a parameter") for p in _list(record["parameters"], "parameters")),
+                        tuple(
+                            self.name(p, "a parameter")
+                            for p in _list(record["parameters"], "parameters")
+                        ),
                         self.real(record["body"], "a witness function's body"),
                     )
                 )
@@ -458,15 +483,22 @@ class Reader:
             title=self.text(record["title"], "a claim's title"),
             source=self.text(record["source"], "a claim's source"),
             statement=self.formula(record["statement"], "the statement"),
-            assumptions=tuple(self.formula(a, "an assumption") for a in _list(record["assumptions"], "assumptions")),
-            naturals=tuple(self.name(n, "a natural") for n in _list(record["naturals"], "naturals")),
+            assumptions=tuple(
+                self.formula(a, "an assumption")
+                for a in _list(record["assumptions"], "assumptions")
+            ),
+            naturals=tuple(
+                self.name(n, "a natural") for n in _list(record["naturals"], "naturals")
+            ),
             definitions=tuple(
                 self.definition(d, families) for d in _list(record["definitions"], "definitions")
             ),
             witness=self.witness(record["witness"]),
             cites=tuple(cites),
             steps=tuple(self.step(s) for s in _list(record["steps"], "steps")),
-            formulas=tuple(self.text(f, "a formula's name") for f in _list(record["formulas"], "formulas")),
+            formulas=tuple(
+                self.text(f, "a formula's name") for f in _list(record["formulas"], "formulas")
+            ),
         )
 
 

@@ -8,7 +8,8 @@ cites and certifies is this snapshot; the Python objects it was read from are ne
 consulted again, so a method or an attribute set on them afterwards changes nothing.
 
 A step is read through the fields its rule class declares (the kernel's own class,
-matched exactly), each by the kind its rule says it is (:data:`~softmax_dispersion.theory._core.LOGIC`).
+matched exactly), each by the kind its rule says it is
+(:data:`~softmax_dispersion.theory._core.LOGIC`).
 """
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ from softmax_dispersion.theory.definitions import (
 from softmax_dispersion.theory.terms import Term, TermError
 
 __all__ = [
-    "FrozenClaim",
     "Freezer",
+    "FrozenClaim",
     "WitnessFunction",
     "WitnessValue",
     "check_text",
@@ -255,7 +256,7 @@ class Freezer:
             return FrozenStep(name, {"description": description}, error=detail)
         inputs: dict[str, Any] = {}
         try:
-            declared = [f.name for f in fields(kind)]
+            declared = [f.name for f in fields(kind)]  # type: ignore[arg-type]
             if sorted(declared) != sorted(logic.kinds):
                 raise ExpressionError(f"{name}'s fields are not the rule's inputs")
             for field_name in declared:
@@ -315,10 +316,10 @@ class Freezer:
         """A ``SumOver`` (or ``SumAt``) named by a step: the claim's sum of that name."""
         at: Term | None = None
         if type(value) is SumAt:
-            total = value.total  # type: ignore[attr-defined]
+            total = value.total
             if type(total) is not SumOver:
                 raise DefinitionError(f"{where}: .at() names a value of a function-valued sum")
-            at = self.convert.real(value.value, where)  # type: ignore[attr-defined]
+            at = self.convert.real(value.value, where)
             value = total
         if type(value) is not SumOver:
             raise DefinitionError(f"{where}: {_safe(value)} is not a SumOver")
@@ -393,10 +394,12 @@ def _description_of(step: object) -> str:
 
 def _safe(value: object) -> str:
     """A short description of an object, never by its own printing methods."""
-    if type(value) is sp.Symbol and type(value.name) is str:
-        return value.name
-    if type(value) is UndefinedFunction and type(value.__name__) is str:
-        return value.__name__
+    name = getattr(value, "name", None) if type(value) is sp.Symbol else None
+    if type(name) is str:
+        return name
+    name = getattr(value, "__name__", None) if type(value) is UndefinedFunction else None
+    if type(name) is str:
+        return name
     if type(value) in (int, bool) or value is None:
         return repr(value)
     if isinstance(value, str):
@@ -412,11 +415,10 @@ def collect_definitions(values: Iterable[object]) -> list[object]:
 
     def visit(value: object) -> None:
         if type(value) is SumAt:
-            value = value.total  # type: ignore[attr-defined]
+            value = value.total
         if type(value) in DEFINITION_KINDS:
-            if not any(value is f for f in found):
-                if value not in found:
-                    found.append(value)
+            if value not in found:
+                found.append(value)
         elif isinstance(value, (tuple, list)):
             for item in value:
                 visit(item)
@@ -461,7 +463,7 @@ def all_terms(claim: FrozenClaim) -> list[Term]:
 
     def visit(value: object) -> None:
         if type(value) is Term:
-            found.append(value)  # type: ignore[arg-type]
+            found.append(value)
         elif isinstance(value, tuple):
             for item in value:
                 visit(item)

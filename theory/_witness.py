@@ -251,7 +251,9 @@ class _Witness:
             self.values[entry.name] = entry.value
         clash = self.naturals & set(self.values)
         if clash:
-            raise VacuityError(f"{sorted(clash)} range over every natural number: give them no value")
+            raise VacuityError(
+                f"{sorted(clash)} range over every natural number: give them no value"
+            )
         self.evaluator = _Evaluator(self.roots)
 
     # ---- closing terms -----------------------------------------------------------------
@@ -275,7 +277,9 @@ class _Witness:
                 return terms.rebuild(term, kids)
             parameters, expression = body
             if len(parameters) != len(kids):
-                raise VacuityError(f"the witness function {term[2]} takes {len(parameters)} arguments")
+                raise VacuityError(
+                    f"the witness function {term[2]} takes {len(parameters)} arguments"
+                )
             return terms.substitute(expression, dict(zip(parameters, kids, strict=True)))
         return terms.rebuild(term, kids)
 
@@ -343,7 +347,9 @@ class _Witness:
             value = Bridge(opaque=()).expr(closed)
         except TermError as error:
             raise VacuityError(f"{what}: {error}") from None
-        if not (type(value) in (sp.Integer, sp.core.numbers.Zero, sp.core.numbers.One) and value >= 0):
+        if not (
+            type(value) in (sp.Integer, sp.core.numbers.Zero, sp.core.numbers.One) and value >= 0
+        ):
             raise VacuityError(f"{what} is {value} at the witness, not a natural number")
         return Fraction(int(value))
 

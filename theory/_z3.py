@@ -329,9 +329,7 @@ def relevant_facts(facts: Sequence[Term], goal: Term, hops: int | None) -> list[
     chosen: list[Term] = []
     taken: set[int] = set()
     for _ in range(hops):
-        new = [
-            (i, c) for i, c in enumerate(conjuncts) if i not in taken and _links(c) & reached
-        ]
+        new = [(i, c) for i, c in enumerate(conjuncts) if i not in taken and _links(c) & reached]
         if not new:
             break
         for i, c in new:

@@ -103,9 +103,7 @@ def _check_variable(var: str, constants: Sequence[str]) -> None:
         raise ProofError(f"{var} cannot be held constant while differentiating in it")
 
 
-def _check_held_constant(
-    expr: Term, var: str, allowed: set[str], constants: Sequence[str]
-) -> None:
+def _check_held_constant(expr: Term, var: str, allowed: set[str], constants: Sequence[str]) -> None:
     """Every symbol of ``expr`` other than ``var`` is allowed or declared constant.
 
     A symbol that is neither would be held constant silently, and it may stand for a
@@ -526,9 +524,7 @@ def _differentiate_decide(step: FrozenStep, context: Context) -> str:
         "a derivative",
     )
     require_inputs_defined(facts, [(point, "the point")])
-    applied = sorted(
-        {node for node in terms.walk(expr) if node[0] == "app"}, key=terms.order_key
-    )
+    applied = sorted({node for node in terms.walk(expr) if node[0] == "app"}, key=terms.order_key)
     for function in applied:
         if function.children != (terms.sym(var),):
             raise ProofError(f"{show(function)} must be a function of {var} alone")

@@ -181,7 +181,7 @@ class SumOver:
 
     def at(self, value: sp.Expr | int) -> SumAt:
         """The value ``A(value)`` of a function-valued sum: the same terms at ``value``."""
-        return SumAt(self, _sympy(value))  # type: ignore[arg-type]
+        return SumAt(self, _sympy(value))
 
     @property
     def expression(self) -> sp.Expr:
@@ -338,7 +338,9 @@ class SumDef:
     @property
     def symbol(self) -> Term:
         """The sum as a term: ``S``, or ``A(var)``."""
-        return terms.sym(self.name) if self.var is None else terms.app(self.name, terms.sym(self.var))
+        return (
+            terms.sym(self.name) if self.var is None else terms.app(self.name, terms.sym(self.var))
+        )
 
     def at(self, value: Term) -> Term:
         """``A(value)``."""
@@ -453,8 +455,7 @@ class Definitions:
             later = [d.name for d in self.items[position + 1 :] if _mentions(body, d)]
             if later:
                 raise DefinitionError(
-                    f"the definition of {definition.name} uses {', '.join(later)}, "
-                    "defined after it"
+                    f"the definition of {definition.name} uses {', '.join(later)}, defined after it"
                 )
             if isinstance(definition, SumDef):
                 self._check_sum(definition, symbols | functions)
@@ -626,8 +627,9 @@ def isolate(root: RootDef) -> None:
         ) from None
     if poly.is_zero:
         raise DefinitionError(f"{root.name}: the zero polynomial has no isolated root")
-    lo_q, hi_q = sp.Rational(lo.numerator, lo.denominator), sp.Rational(
-        hi.numerator, hi.denominator
+    lo_q, hi_q = (
+        sp.Rational(lo.numerator, lo.denominator),
+        sp.Rational(hi.numerator, hi.denominator),
     )
     if poly.eval(lo_q) == 0 or poly.eval(hi_q) == 0:
         raise DefinitionError(f"{root.name}: an end of ({lo_q}, {hi_q}) is itself a root")

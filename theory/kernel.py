@@ -168,7 +168,7 @@ assert set(LOGIC) == set(RULES), "every rule has its logic, and nothing else doe
 def _terms_of(value: object) -> list[Term]:
     """The terms a frozen input holds (not those of nested steps: their own context)."""
     if type(value) is Term:
-        return [value]  # type: ignore[list-item]
+        return [value]
     if isinstance(value, SumRef):
         return [] if value.at is None else [value.at]
     if isinstance(value, tuple):
@@ -439,7 +439,9 @@ class ClaimResult:
     person reads is what was checked); ``content()`` is that claim as data.
     """
 
-    claim: Claim | None
+    claim: Claim
+    """The claim checked (the first object checked with this content; a result made
+    from a certificate's content alone holds ``None``)."""
     steps: tuple[StepResult, ...]
     verified: bool
     seconds: float
@@ -491,11 +493,12 @@ def _definition_records(frozen: FrozenClaim) -> list[dict[str, str]]:
     records = []
     for definition in frozen.definitions:
         if isinstance(definition, SumDef):
-            equation = f"{show(definition.symbol)} = sum of {show(definition.term)} over {definition.family.name!r}"
+            family = definition.family.name
+            equation = f"{show(definition.symbol)} = sum of {show(definition.term)} over {family!r}"
         elif hasattr(definition, "expression"):
-            equation = f"{definition.name} = {show(definition.expression)}"  # type: ignore[union-attr]
+            equation = f"{definition.name} = {show(definition.expression)}"
         else:
-            equation = show(definition.facts()[0])  # type: ignore[union-attr]
+            equation = show(definition.facts()[0])
         records.append(
             {"symbol": definition.name, "equation": equation, "description": definition.description}
         )
@@ -600,7 +603,7 @@ class Claim:
 def _failed(claim: Any, start: float, problem: str, **extra: Any) -> ClaimResult:
     identifier = claim.__dict__.get("id", "") if hasattr(claim, "__dict__") else ""
     return ClaimResult(
-        claim=claim if type(claim) is Claim else None,
+        claim=claim if type(claim) is Claim else None,  # type: ignore[arg-type]
         steps=(),
         verified=False,
         seconds=time.perf_counter() - start,
@@ -625,7 +628,9 @@ def _read_fields(claim: Claim) -> dict[str, Any]:
     return data
 
 
-def _freeze(data: Mapping[str, Any], steps: Sequence[object], cites: Mapping[int, str]) -> FrozenClaim:
+def _freeze(
+    data: Mapping[str, Any], steps: Sequence[object], cites: Mapping[int, str]
+) -> FrozenClaim:
     """The claim (its fields, read once) as the kernel holds it."""
     freezer = Freezer(cites=cites)
     convert = freezer.convert
@@ -673,7 +678,9 @@ def _check_claim(claim: Claim, cache: dict[str, ClaimResult] | None) -> ClaimRes
         cites: dict[int, str] = {}
         for cited in data["cites"]:
             if type(cited) is not Claim:
-                return _failed(claim, start, f"a cited {type(cited).__name__} is not a kernel Claim")
+                return _failed(
+                    claim, start, f"a cited {type(cited).__name__} is not a kernel Claim"
+                )
             outcome = _check_claim(cited, cache)
             cited_results.append(outcome)
             cites[id(cited)] = outcome.content_hash
@@ -712,7 +719,7 @@ def check_frozen(
     claim: Claim | None = None,
     proof: tuple[Step, ...] = (),
     start: float | None = None,
-    registry: dict[str, Any] | None = None,
+    registry: dict[str, _Entry] | None = None,
 ) -> ClaimResult:
     """Check a frozen claim (its cited claims must have been checked before).
 
@@ -736,7 +743,7 @@ def _check_frozen(
     claim: Claim | None,
     proof: tuple[Step, ...],
     start: float,
-    registry: dict[str, Any],
+    registry: dict[str, _Entry],
 ) -> ClaimResult:
     content = encode_claim(frozen)
     text = canonical_json(content)
@@ -765,7 +772,7 @@ def _check_frozen(
             None,
         )
     result = ClaimResult(
-        claim=claim,
+        claim=claim,  # type: ignore[arg-type]
         steps=tuple(steps),
         verified=verified,
         seconds=time.perf_counter() - start,
@@ -787,7 +794,7 @@ def _result(
 ) -> ClaimResult:
     old = entry.result
     return ClaimResult(
-        claim=claim,
+        claim=claim,  # type: ignore[arg-type]
         steps=old.steps,
         verified=entry.verified,
         seconds=time.perf_counter() - start,
@@ -900,7 +907,10 @@ def _structure(frozen: FrozenClaim, definitions: Definitions) -> None:
     problem = _names_problem(frozen)
     if problem:
         raise DefinitionError(problem)
-    for what, exprs in (("the statement", [frozen.statement]), ("an assumption", frozen.assumptions)):
+    for what, exprs in (
+        ("the statement", [frozen.statement]),
+        ("an assumption", frozen.assumptions),
+    ):
         stray = definitions.stray_index(exprs)
         if stray:
             raise DefinitionError(

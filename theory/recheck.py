@@ -227,9 +227,12 @@ def _hash_problem(entry: Mapping[str, Any], number: int) -> str | None:
     return None
 
 
-def _readable_steps_problem(shown: object, generated: list[dict[str, Any]], where: str) -> str | None:
+def _readable_steps_problem(
+    shown: object, generated: list[dict[str, Any]], where: str
+) -> str | None:
     if not isinstance(shown, list) or len(shown) != len(generated):
-        return f"{where}: the file shows {len(shown) if isinstance(shown, list) else 'no'} steps, the content has {len(generated)}"
+        count = len(shown) if isinstance(shown, list) else "no"
+        return f"{where}: the file shows {count} steps, the content has {len(generated)}"
     for number, (record, expected) in enumerate(zip(shown, generated, strict=True), 1):
         if not isinstance(record, dict):
             return f"{where}, step {number}: not a record"
@@ -342,7 +345,9 @@ def _decide(
                     result = check_frozen(frozen, registry=registry)
             except BudgetExceeded:
                 verdicts.append(
-                    ClaimRecheck(frozen.id, entry["hash"], False, [f"{frozen.id}: ran past its time budget"])
+                    ClaimRecheck(
+                        frozen.id, entry["hash"], False, [f"{frozen.id}: ran past its time budget"]
+                    )
                 )
                 continue
             except RecursionError:
@@ -363,9 +368,7 @@ def _decide(
                         f"{frozen.id} step {number} ({outcome.rule}: {outcome.description!r}) "
                         f"fails: {outcome.detail}"
                     )
-            if not result.verified and not problems:
-                problems.append(f"{frozen.id}: {result.problem}")
-            elif not result.verified and result.problem and not result.steps:
+            if not result.verified and (not problems or not result.steps):
                 problems.append(f"{frozen.id}: {result.problem}")
             verdicts.append(
                 ClaimRecheck(
@@ -400,4 +403,3 @@ def recheck_file(path: Path | str, *, step_budget_s: float | None = STEP_BUDGET_
     except UnicodeDecodeError:
         raise CertificateFormatError("not UTF-8 text") from None
     return recheck(load(text), step_budget_s=step_budget_s)
-

@@ -331,7 +331,9 @@ class Limit(Step):
 def _limit_conclusion(step: FrozenStep, _: Definitions) -> Term:
     point = step["point"]
     direction = "-" if point == terms.OO else "+"
-    return terms.rel("eq", terms.limit(step["expr"], step["var"], point, direction), step["expected"])
+    return terms.rel(
+        "eq", terms.limit(step["expr"], step["var"], point, direction), step["expected"]
+    )
 
 
 def _limit_decide(step: FrozenStep, context: Context) -> str:
@@ -522,9 +524,7 @@ def _sum_of_terms_decide(step: FrozenStep, context: Context) -> str:
         [(family.count, "the count"), (lower, "the lower bound"), (upper, "the upper bound")],
     )
     least = 1 if strict else 0
-    context.require(
-        terms.rel("ge", family.count, terms.num(least)), f"a count of at least {least}"
-    )
+    context.require(terms.rel("ge", family.count, terms.num(least)), f"a count of at least {least}")
     relation = _relation(strict)
     goals = []
     if lower is not None:
@@ -597,8 +597,12 @@ def _weighted(step: FrozenStep, context: Context) -> None:
     _free_of_index(upper, family, "the upper bound")
     require_inputs_defined(context.facts, [(lower, "the lower bound"), (upper, "the upper bound")])
     inside = context.inside(family)
-    require_inputs_defined(inside.facts, [(weights.term, "the weights' term"), (value, "the value")])
-    decide_identity(total.term, terms.mul(weights.term, value), inside.facts, "term = weight · value")
+    require_inputs_defined(
+        inside.facts, [(weights.term, "the weights' term"), (value, "the value")]
+    )
+    decide_identity(
+        total.term, terms.mul(weights.term, value), inside.facts, "term = weight · value"
+    )
     goals = [(terms.rel("ge", weights.term, terms.ZERO), "non-negativity of the weights")]
     if lower is not None:
         goals.append((terms.rel("le", lower, value), "the termwise lower bound"))
@@ -716,10 +720,15 @@ def _linearity_decide(step: FrozenStep, context: Context) -> str:
         _free_of_index(coefficient, family, "a coefficient")
     inside = context.inside(family)
     require_inputs_defined(
-        context.facts, [(coefficient, f"the coefficient {show(coefficient)}") for coefficient, _ in pairs]
+        context.facts,
+        [(coefficient, f"the coefficient {show(coefficient)}") for coefficient, _ in pairs],
     )
-    require_inputs_defined(inside.facts, [(part.term, f"the term of {show(part.symbol)}") for part in parts])
-    termwise = terms.add(*(terms.mul(c, part.term) for (c, _), part in zip(pairs, parts, strict=True)))
+    require_inputs_defined(
+        inside.facts, [(part.term, f"the term of {show(part.symbol)}") for part in parts]
+    )
+    termwise = terms.add(
+        *(terms.mul(c, part.term) for (c, _), part in zip(pairs, parts, strict=True))
+    )
     if step["substitute"]:
         lhs, rhs = substituted(inside, step["substitute"], target.term, termwise)
         detail = decide_identity(lhs, rhs, inside.facts, "the termwise identity", True)
@@ -730,7 +739,12 @@ def _linearity_decide(step: FrozenStep, context: Context) -> str:
 
 register(
     SumLinearity,
-    {"target": "sum", "combination": "combination", "description": "text", "substitute": "formulas"},
+    {
+        "target": "sum",
+        "combination": "combination",
+        "description": "text",
+        "substitute": "formulas",
+    },
     _linearity_conclusion,
     _linearity_decide,
 )
@@ -763,7 +777,13 @@ class RealRoots(Step):
 def _roots_conclusion(step: FrozenStep, _: Definitions) -> Term:
     var = terms.sym(step["var"])
     options = [terms.rel("eq", var, terms.sym(ref.name)) for ref in step["roots"]]
-    found = terms.FALSE if not options else options[0] if len(options) == 1 else terms.make("or", options)
+    found = (
+        terms.FALSE
+        if not options
+        else options[0]
+        if len(options) == 1
+        else terms.make("or", options)
+    )
     return terms.make("implies", (terms.rel("eq", step["polynomial"], terms.ZERO), found))
 
 

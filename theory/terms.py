@@ -70,12 +70,12 @@ __all__ = [
     "app",
     "canonical",
     "conjuncts",
-    "derivative",
     "defined_form",
+    "derivative",
     "derivative_at",
     "div",
-    "exp",
     "domain_conditions",
+    "exp",
     "free_functions",
     "free_names",
     "instantiate",
@@ -230,7 +230,7 @@ def _reals(op: str, items: Sequence[object], least: int) -> None:
 def _formulas(op: str, items: Sequence[object], least: int) -> None:
     _need(len(items) >= least, f"{op} takes at least {least} formulas")
     for item in items:
-        _need(type(item) is Term and sort_of(item) == "b", f"{op} takes formulas")  # type: ignore[arg-type]
+        _need(type(item) is Term and sort_of(item) == "b", f"{op} takes formulas")
 
 
 def check_name(name: object, what: str) -> str:
@@ -753,7 +753,8 @@ def _canonical(term: Term) -> Term:
         unique = sorted(set(kids), key=order_key)
         values = [value_of(k) for k in unique]
         if all(v is not None for v in values):
-            return num((max if op == "max" else min)(values))  # type: ignore[type-var]
+            numbers = [v for v in values if v is not None]
+            return num(max(numbers) if op == "max" else min(numbers))
         return unique[0] if len(unique) == 1 else make(op, unique)
     if op in ("lim", "der"):
         # the bound variable's print name does not count; a derivative at a variable
@@ -773,7 +774,7 @@ def _canonical(term: Term) -> Term:
             return FALSE
         if inner == FALSE:
             return TRUE
-        return inner[2] if inner[0] == "not" else make("not", kids)  # type: ignore[no-any-return]
+        return inner[2] if inner[0] == "not" else make("not", kids)
     if op == "equiv":
         unique = sorted(set(kids), key=order_key)
         return TRUE if len(unique) == 1 else make("equiv", unique)
@@ -943,7 +944,11 @@ def _rewrite_defined(term: Term) -> Term:
         rest: list[Term] = []
         for summand in summands:
             coefficient, body = _split_coefficient(summand)
-            if body[0] == "log" and coefficient.denominator == 1 and abs(coefficient) <= MAX_EXPONENT:
+            if (
+                body[0] == "log"
+                and coefficient.denominator == 1
+                and abs(coefficient) <= MAX_EXPONENT
+            ):
                 pulled.append(make("pow", (body[2], num(coefficient))))
             else:
                 rest.append(summand)
@@ -1130,11 +1135,11 @@ def _show(term: Term, names: tuple[str, ...]) -> str:
     if op == "bound":
         return _bound_name(names, term[2])
     if op in ("pi", "E"):
-        return op
+        return str(op)
     if op == "inf":
         return "oo" if term[2] > 0 else "-oo"
     if op in ("true", "false"):
-        return op.capitalize()
+        return str(op).capitalize()
     if op == "add":
         return _show_sum(term, names)
     if op == "mul":
@@ -1161,7 +1166,8 @@ def _show(term: Term, names: tuple[str, ...]) -> str:
         body = _show(term[3], (*names, hint))
         point = _show(term[4], names)
         if op == "lim":
-            extra = "" if term[4][0] == "inf" or term[5] == "+" else f", {term[5]!r}"
+            default = "-" if term[4] == OO else "+"  # sympy's own default direction
+            extra = "" if term[5] == default else f", {term[5]!r}"
             return f"Limit({body}, {hint}, {point}{extra})"
         if term[4][0] == "sym" and term[4][2] == hint:
             return f"Derivative({body}, {hint})"
@@ -1173,7 +1179,9 @@ def _show(term: Term, names: tuple[str, ...]) -> str:
     if op in ("and", "or"):
         joiner = " & " if op == "and" else " | "
         return joiner.join(
-            f"({_show(c, names)})" if c[0] in ("and", "or", "implies") or c[0] in _INFIX else _show(c, names)
+            f"({_show(c, names)})"
+            if c[0] in ("and", "or", "implies") or c[0] in _INFIX
+            else _show(c, names)
             for c in term.children
         )
     if op == "not":
@@ -1224,9 +1232,7 @@ def _negated(term: Term, names: tuple[str, ...]) -> tuple[bool, str]:
     return False, _paren(shown, _precedence(term), _PREC_ADD + 1) if term[0] == "add" else shown
 
 
-def _show_product(
-    factors: tuple[Term, ...], names: tuple[str, ...], inner: bool = False
-) -> str:
+def _show_product(factors: tuple[Term, ...], names: tuple[str, ...], inner: bool = False) -> str:
     coefficient = Fraction(1)
     top: list[str] = []
     bottom: list[str] = []
@@ -1267,7 +1273,7 @@ def _show_power(term: Term, names: tuple[str, ...]) -> str:
         return _show_product((term,), names)
     shown_base = _paren(_show(base, names), _precedence(base), _PREC_POW + 1)
     shown_exp = _show(exponent, names)
-    if _precedence(exponent) < _PREC_ATOM or exponent[0] == "num" and k is not None and k < 0:
+    if _precedence(exponent) < _PREC_ATOM or (exponent[0] == "num" and k is not None and k < 0):
         shown_exp = f"({shown_exp})"
     return f"{shown_base}**{shown_exp}"
 

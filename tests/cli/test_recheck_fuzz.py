@@ -15,6 +15,7 @@ content) is marked slow.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import random
@@ -140,7 +141,12 @@ def _mutate(data: dict[str, Any], rng: random.Random, values: list[Any]) -> str:
         i = rng.randrange(len(text))
         parent[key] = text[:i] + rng.choice("x1 -_()'\"\\\u00e9") + text[i + 1 :]
         return f"edit {path}"
-    if kind == 5 and isinstance(parent[key], list) and parent[key] and isinstance(parent[key][0], str):
+    if (
+        kind == 5
+        and isinstance(parent[key], list)
+        and parent[key]
+        and isinstance(parent[key][0], str)
+    ):
         parent[key][0] = rng.choice(_OPS)
         return f"rename node {path}"
     if kind == 6 and isinstance(parent, dict):  # an extra field
@@ -249,10 +255,8 @@ def fuzz(
             if rehash:
                 for entry in data.get("claims", []) if isinstance(data.get("claims"), list) else []:
                     if isinstance(entry, dict) and isinstance(entry.get("content"), dict):
-                        try:
+                        with contextlib.suppress(TypeError, ValueError, RecursionError):
                             entry["hash"] = content_hash(entry["content"])
-                        except (TypeError, ValueError, RecursionError):
-                            pass
         changed = _changed(data, original)
         outcome, seconds, detail = _run(data, registry)
         slowest = max(slowest, seconds)
@@ -307,9 +311,6 @@ def test_the_fuzzer_sees_a_planted_traceback(
     monkeypatch.setattr(module, "read_claim", crash)
     data = json.loads(json.dumps(original))
     assert _run(data, {})[0] == "traceback"
-
-
-
 
 
 def test_the_fuzzer_sees_a_planted_exit_0(

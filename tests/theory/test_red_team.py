@@ -1061,7 +1061,9 @@ def test_real_roots_of_an_unevaluated_polynomial_are_its_roots() -> None:
     minus = RealRoot(sp.Symbol("r2", real=True), x**2 - 1, x, -2, 0, "-1")
     held = sp.Add(x**2, -1, x, -x, evaluate=False)
     step = RealRoots(held, x, [minus, root], "both roots")
-    assert claim(step.conclusion, [step], definitions=(root, minus), witness={x: 0}).check().verified
+    assert (
+        claim(step.conclusion, [step], definitions=(root, minus), witness={x: 0}).check().verified
+    )
     wrong = RealRoots(sp.Add(x**2, -1, x, evaluate=False), x, [minus, root], "not its roots")
     rejected(
         claim(wrong.conclusion, [wrong], definitions=(root, minus), witness={x: 0}),
