@@ -583,12 +583,16 @@ class Claim:
             object.__setattr__(self, "witness", dict(self.witness))
 
     def content(self, steps: Sequence[Step] | None = None) -> dict[str, Any]:
-        """The claim as data: what the kernel checks and a certificate records."""
-        return self.check().content() if steps is None else _content_of(self, steps)
+        """The claim as data: what the kernel checks and a certificate records.
+
+        Raises the kernel's error (an :class:`ExpressionError`, a
+        :class:`DefinitionError`) for a claim outside the kernel's language.
+        """
+        return _content_of(self, tuple(self.proof()) if steps is None else steps)
 
     def content_hash(self) -> str:
         """The SHA-256 of :meth:`content`: what a citation or a certificate refers to."""
-        return self.check().content_hash
+        return content_hash(self.content())
 
     def check(self, cache: dict[str, ClaimResult] | None = None) -> ClaimResult:
         """Check the claim: cited claims, snapshot, definitions, witness, every step.
@@ -658,7 +662,7 @@ def _freeze(
 
 def _content_of(claim: Claim, steps: Sequence[Step]) -> dict[str, Any]:
     data = _read_fields(claim)
-    cites = {id(c): c.check().content_hash for c in data["cites"]}
+    cites = {id(c): c.content_hash() for c in data["cites"]}
     return encode_claim(_freeze(data, steps, cites))
 
 
@@ -705,7 +709,7 @@ def _check_claim(claim: Claim, cache: dict[str, ClaimResult] | None) -> ClaimRes
             return _failed(
                 claim, start, f"the claim cannot be read: {type(error).__name__}: {error}"
             )
-        result = check_frozen(frozen, claim=claim, proof=steps, start=start)
+        result = check_frozen(frozen, claim=claim, proof=steps, start=start, cache=cache)
         if cache is not None:
             cache[result.content_hash] = result
         return result
@@ -720,16 +724,27 @@ def check_frozen(
     proof: tuple[Step, ...] = (),
     start: float | None = None,
     registry: dict[str, _Entry] | None = None,
+    cache: Mapping[str, ClaimResult] | None = None,
+    reuse: bool = False,
 ) -> ClaimResult:
     """Check a frozen claim (its cited claims must have been checked before).
 
     The verdict is recorded by content hash in the kernel's registry (or in
-    ``registry``, a fresh one that :mod:`~softmax_dispersion.theory.recheck` keeps per
-    certificate, so that it re-decides everything); a claim already there is not checked
-    again, and a citation finds only the claims recorded there.
+    ``registry``, one that :mod:`~softmax_dispersion.theory.recheck` keeps per
+    certificate), where a citation finds it.  The claim is decided again unless
+    ``reuse`` is set or ``cache`` holds, under its hash, the very result the registry
+    records (a caller's cache is never read otherwise).
     """
     start = time.perf_counter() if start is None else start
-    return _check_frozen(frozen, claim, proof, start, _REGISTRY if registry is None else registry)
+    return _check_frozen(
+        frozen,
+        claim,
+        proof,
+        start,
+        _REGISTRY if registry is None else registry,
+        cache,
+        reuse,
+    )
 
 
 def checked(digest: str) -> ClaimResult | None:
@@ -744,13 +759,18 @@ def _check_frozen(
     proof: tuple[Step, ...],
     start: float,
     registry: dict[str, _Entry],
+    cache: Mapping[str, ClaimResult] | None,
+    reuse: bool,
 ) -> ClaimResult:
     content = encode_claim(frozen)
     text = canonical_json(content)
     digest = content_hash(content)
     CITED_STATEMENTS.setdefault(digest, frozen.statement)
     entry = registry.get(digest)
-    if entry is not None:
+    known = entry is not None and (
+        reuse or (cache is not None and cache.get(digest) is entry.result)
+    )
+    if entry is not None and known:
         result = entry.result
         if (result.verified, result.problem, result.content_hash) != (
             entry.verified,

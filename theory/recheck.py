@@ -320,7 +320,8 @@ def recheck(
         if problem:
             return RecheckReport([], tools, refused=problem)
     fresh: dict[str, Any] = {} if registry is None else registry
-    return RecheckReport(_decide(entries, frozen_claims, step_budget_s, fresh), tools)
+    verdicts = _decide(entries, frozen_claims, step_budget_s, fresh, registry is not None)
+    return RecheckReport(verdicts, tools)
 
 
 def _decide(
@@ -328,6 +329,7 @@ def _decide(
     claims: list[FrozenClaim],
     step_budget_s: float | None,
     registry: dict[str, Any],
+    reuse: bool,
 ) -> list[ClaimRecheck]:
     verdicts: list[ClaimRecheck] = []
     previous = _core.STEP_BUDGET_S[0]
@@ -342,7 +344,7 @@ def _decide(
             start = time.perf_counter()
             try:
                 with time_budget(min(CLAIM_BUDGET_S, max(deadline - time.monotonic(), 1.0))):
-                    result = check_frozen(frozen, registry=registry)
+                    result = check_frozen(frozen, registry=registry, reuse=reuse)
             except BudgetExceeded:
                 verdicts.append(
                     ClaimRecheck(
