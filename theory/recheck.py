@@ -163,7 +163,7 @@ def load(text: str) -> Any:
     except RecursionError:
         raise CertificateFormatError("the JSON is nested too deep") from None
     except (json.JSONDecodeError, ValueError) as error:
-        raise CertificateFormatError(f"not JSON: {error}") from None
+        raise CertificateFormatError(f"the file is not JSON: {error}") from None
 
 
 def _depth_ok(data: object, limit: int) -> bool:
