@@ -1096,14 +1096,33 @@ def _attacks() -> dict[str, tuple[Claim, str]]:
     abbreviation = claim(
         limit.conclusion, [limit], [sp.Ge(n, 1)], definitions=(Let(y, n),), witness={n: 1}
     )
+    one = Family("one", (j,), 1, (sp.Le(x, j), sp.Le(j, y)))
+    pinned = SumOver(S, j, one)
+    family = claim(
+        sp.Le(x, y, evaluate=False),
+        [SumOfTerms(pinned, x, y, "x <= S <= y"), Implied(sp.Le(x, y, evaluate=False), "")],
+        definitions=(pinned,),
+        witness={x: 0, y: 1, j: 0},
+    )
+    negative = sp.Lt(n, 0, evaluate=False)
+    induction = claim(
+        negative,
+        [
+            Implied(sp.Ne(1 / n, 1 / n + 1, evaluate=False), "u != u + 1"),
+            Induction(n, negative, "n < 0"),
+        ],
+        naturals=(n,),
+    )
     return {
         "H2": (coefficient, "the term of P: the denominator a != 0"),
         "H1": (complex_root, "the value of s: the base x of sqrt(x) >= 0 fails at the witness"),
         "H4": (abbreviation, "y is defined in terms of n"),
+        "R3-family": (family, "the domain of the family 'one' is not shown non-empty"),
+        "R3-induction": (induction, "the base case (0 < 0) is not implied"),
     }
 
 
-@pytest.mark.parametrize("hole", ["H1", "H2", "H4"])
+@pytest.mark.parametrize("hole", ["H1", "H2", "H4", "R3-family", "R3-induction"])
 def test_recheck_refuses_a_certificate_of_an_attack(hole: str) -> None:
     """The certificate as the kernel wrote it before the fix: every verdict 'verified'."""
     import json
