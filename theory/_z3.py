@@ -53,7 +53,8 @@ def _signed(hypotheses: Sequence[Term]) -> tuple[set[Term], set[Term]]:
     positive: set[Term] = set()
     nonnegative: set[Term] = set()
     for fact in hypotheses:
-        for part in terms.conjuncts(fact):
+        for raw in terms.conjuncts(fact):
+            part = terms.canonical(raw)
             if part[0] in ("lt", "le") and part[2] == terms.ZERO:
                 (positive if part[0] == "lt" else nonnegative).add(part[3])
     return positive, nonnegative | positive
@@ -86,13 +87,14 @@ class Translator:
     _cache: dict[Term, z3.ArithRef] = field(default_factory=dict)
 
     def _is_positive(self, base: Term) -> bool:
+        base = terms.canonical(base)
         return base in self.positive or _positive_constant(base)
 
     def _is_nonnegative(self, base: Term) -> bool:
-        return base in self.nonnegative or self._is_positive(base)
+        return terms.canonical(base) in self.nonnegative or self._is_positive(base)
 
     def term(self, term: Term) -> z3.ArithRef:
-        """Translate a canonical real term."""
+        """Translate a real term (as written: z3's search follows its shape)."""
         found = self._cache.get(term)
         if found is None:
             found = self._term(term)
@@ -137,6 +139,9 @@ class Translator:
                 result = z3.If(self.formula(condition), self.term(value), result)
             return result
         if op in ("log", "app", "der"):
+            key = terms.canonical(term)
+            if key[0] != op:  # log(1) is 0, log(exp(x)) is x: what the canonical form knows
+                return self.term(key)
             return self._opaque(term)
         if op == "lim":
             raise Untranslatable(
@@ -155,7 +160,7 @@ class Translator:
         if k is not None:
             return self._root(term, int(k.numerator), int(k.denominator))
         if self._is_positive(base):  # b**y = exp(y log b) for b > 0
-            return self._exp(terms.canonical(terms.mul(exponent, terms.log(base))))
+            return self._exp(terms.mul(exponent, terms.log(base)))
         self._note_base(term)
         return self._opaque(term)
 
@@ -165,10 +170,11 @@ class Translator:
         if not (self._is_positive(base) or (p > 0 and self._is_nonnegative(base))):
             self._note_base(term)
             return self._opaque(term)
-        if term in self.opaque:
-            return self.opaque[term]
+        key = terms.canonical(term)
+        if key in self.opaque:
+            return self.opaque[key]
         root = z3.Real(f"#root{len(self.opaque)}")
-        self.opaque[term] = root
+        self.opaque[key] = root
         power_of_root = z3.Product([root] * q)
         power_of_base = z3.Product([self.term(base)] * abs(p))
         self.side_conditions.append(root >= 0)
@@ -202,7 +208,7 @@ class Translator:
         return z3.Product(factors) if factors else z3.RealVal(1)
 
     def formula(self, formula: Term) -> z3.BoolRef:
-        """Translate a canonical formula."""
+        """Translate a formula (as written)."""
         op = formula[0]
         if op == "true":
             return z3.BoolVal(True)
@@ -238,10 +244,11 @@ class Translator:
         """``Limit(...) = value`` as an opaque proposition (the same for the same one)."""
         if formula[0] != "eq":
             raise Untranslatable(f"{terms.show(formula)}: a limit is only ever equated")
-        found = self.propositions.get(formula)
+        key = terms.canonical(formula)
+        found = self.propositions.get(key)
         if found is None:
             found = z3.Bool(f"#limit{len(self.propositions)}")
-            self.propositions[formula] = found
+            self.propositions[key] = found
         return found
 
     def _variable(self, name: str) -> z3.ArithRef:
@@ -260,9 +267,10 @@ class Translator:
             self.unknown_bases.append(note)
 
     def _opaque(self, term: Term) -> z3.ArithRef:
-        if term not in self.opaque:
-            self.opaque[term] = z3.Real(f"#opaque{len(self.opaque)}")
-        return self.opaque[term]
+        key = terms.canonical(term)  # the same variable for the same canonical term
+        if key not in self.opaque:
+            self.opaque[key] = z3.Real(f"#opaque{len(self.opaque)}")
+        return self.opaque[key]
 
 
 def _power_of(base: z3.ArithRef, k: int) -> z3.ArithRef:
@@ -366,22 +374,21 @@ def prove_with_z3(
 
 def _decide(hypotheses: Sequence[Term], goal: Term, timeout_ms: int) -> tuple[str, str]:
     try:
-        target = terms.canonical(terms.check_size(goal, "the goal"))
+        target = terms.check_size(goal, "the goal")
     except terms.TermError as error:
         raise Untranslatable(str(error)) from None
     # a fact too large to translate is left out (that can only make the proof fail)
-    facts = [terms.canonical(h) for h in hypotheses if terms.weight(h) <= terms.MAX_WEIGHT]
+    facts = [h for h in hypotheses if terms.weight(h) <= terms.MAX_WEIGHT]
     positive, nonnegative = _signed(facts)
     translator = Translator(positive=positive, nonnegative=nonnegative)
     solver = z3.Solver()
     solver.set("timeout", timeout_ms)
-    negated = z3.Not(translator.formula(target))
-    for fact in facts:
+    for fact in facts:  # the facts first: z3's variable order follows them
         try:
             solver.add(translator.formula(fact))
         except Untranslatable:
             continue  # a fact left out can only make the proof fail
-    solver.add(negated)
+    solver.add(z3.Not(translator.formula(target)))
     solver.add(*translator.side_conditions)
     verdict = solver.check()
     if verdict == z3.unsat:
