@@ -299,9 +299,17 @@ class _Witness:
 
     # ---- deciding ----------------------------------------------------------------------
 
+    def closed(self, term: Term, what: str, values: bool = True) -> Term:
+        """:meth:`close`, within the size limit (a witness function applied within itself
+        can double a term at every level)."""
+        try:
+            return terms.check_size(self.close(term, values), what)
+        except TermError as error:
+            raise VacuityError(str(error)) from None
+
     def holds(self, formula: Term, what: str) -> None:
         """``formula`` holds at the witness (for every natural value of the naturals)."""
-        closed = self.close(formula)
+        closed = self.closed(formula, what)
         free = terms.free_names(closed) - set(self.roots)
         if free and free <= self.naturals:
             facts = [terms.rel("ge", terms.sym(s), terms.ZERO) for s in sorted(free)]
@@ -328,17 +336,17 @@ class _Witness:
         """Every partial operation of ``expr``, values put in and functions applied,
         lies inside its real domain at the witness (innermost first)."""
         # named as written (the functions applied, the names kept), decided at the values
-        composed = self.close(expr, values=False)
+        composed = self.closed(expr, what, values=False)
         for condition, name in reversed(terms.domain_conditions(composed)):
             self.holds(condition, f"{what}: {name}")
-        closed = self.close(expr)
+        closed = self.closed(expr, what)
         for condition, name in reversed(terms.domain_conditions(closed)):
             self.holds(condition, f"{what}: {name}")
 
     def value_of(self, expr: Term, what: str) -> Term:
         """The closed value of ``expr`` at the witness, every partial operation defined."""
         self.in_domain(expr, what)
-        return self.close(expr)
+        return self.closed(expr, what)
 
     def natural(self, count: Term, what: str) -> Fraction:
         closed = self.value_of(count, what)
@@ -371,7 +379,7 @@ class _Witness:
                 for relation in family.domain:
                     where = f"the domain of {family.name!r}: {show(relation)}"
                     self.in_domain(relation, where)
-                    self.require_true(self.close(relation), where)
+                    self.require_true(self.closed(relation, where), where)
                 if definition.var is None:
                     term = self.value_of(definition.term, f"the term of {definition.name}")
                     self.values[definition.name] = terms.mul(terms.num(count), term)

@@ -33,7 +33,7 @@ from softmax_dispersion.theory._serial import read_claim
 from softmax_dispersion.theory._snapshot import FrozenClaim
 from softmax_dispersion.theory.definitions import Definitions
 from softmax_dispersion.theory.kernel import ClaimResult, conclusion_of
-from softmax_dispersion.theory.terms import show
+from softmax_dispersion.theory.terms import check_size, show
 
 __all__ = [
     "CERTIFICATE_FORMAT",
@@ -65,8 +65,8 @@ def _conclusion_text(step: FrozenStep, definitions: Definitions) -> str:
     if step.error:
         return "?"
     try:
-        return show(conclusion_of(step, definitions))
-    except Exception:  # a step that cannot conclude anything reads as "?"
+        return show(check_size(conclusion_of(step, definitions), "the conclusion"))
+    except Exception:  # a step that cannot conclude anything (or too much) reads as "?"
         return "?"
 
 

@@ -236,6 +236,10 @@ def _check_one(step: FrozenStep, context: Context) -> tuple[StepResult, Term | N
         except (TermError, DefinitionError, ProofError) as error:
             logic.decide(step, local)  # its own failure names the cause best
             raise ProofError(f"the conclusion cannot be built: {error}") from None
+        try:
+            terms.check_size(concluded, "the conclusion")
+        except TermError as error:
+            raise ProofError(str(error)) from None
         statement = show(concluded)
         allowed = context.scope.index if context.scope is not None else ()
         stray = context.definitions.stray_index([concluded], allowed)

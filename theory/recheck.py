@@ -270,6 +270,25 @@ def _readable_problem(entry: Mapping[str, Any], frozen: FrozenClaim) -> str | No
     return _readable_steps_problem(entry["steps"], readable_steps(frozen, definitions), frozen.id)
 
 
+def _readable_stage(entries: list[dict[str, Any]], claims: list[FrozenClaim]) -> str | None:
+    """Citations in file order, and the readable fields, for every claim (under the
+    certificate's time budget: generating them is work too)."""
+    seen: set[str] = set()
+    try:
+        with time_budget(TOTAL_BUDGET_S):
+            for entry, frozen in zip(entries, claims, strict=True):
+                missing = [cited for cited in frozen.cites if cited not in seen]
+                if missing:
+                    return f"{frozen.id} cites {missing[0][:12]}, which is not earlier in the file"
+                seen.add(entry["hash"])
+                problem = _readable_problem(entry, frozen)
+                if problem:
+                    return problem
+    except BudgetExceeded:
+        return "the readable fields ran past the certificate's time budget"
+    return None
+
+
 # --------------------------------------------------------------------------------------
 # Stage 4: the decision
 
@@ -309,16 +328,9 @@ def recheck(
             raise CertificateFormatError(f"claim {number}: {error}") from None
         rules.CITED_STATEMENTS.setdefault(entry["hash"], frozen.statement)
         frozen_claims.append(frozen)
-    seen: set[str] = set()
-    for entry, frozen in zip(entries, frozen_claims, strict=True):
-        missing = [cited for cited in frozen.cites if cited not in seen]
-        if missing:
-            problem = f"{frozen.id} cites {missing[0][:12]}, which is not earlier in the file"
-            return RecheckReport([], tools, refused=problem)
-        seen.add(entry["hash"])
-        problem = _readable_problem(entry, frozen)
-        if problem:
-            return RecheckReport([], tools, refused=problem)
+    problem = _readable_stage(entries, frozen_claims)
+    if problem:
+        return RecheckReport([], tools, refused=problem)
     fresh: dict[str, Any] = {} if registry is None else registry
     verdicts = _decide(entries, frozen_claims, step_budget_s, fresh, registry is not None)
     return RecheckReport(verdicts, tools)

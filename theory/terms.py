@@ -469,10 +469,15 @@ def rebuild(term: Term, children: Sequence[Term]) -> Term:
 
 
 def walk(term: Term) -> Iterator[Term]:
-    """Every node of ``term``, parents before children."""
+    """Every distinct node of ``term``, parents before children (a node shared by several
+    parents is visited once, so that a term of shared parts is walked in linear time)."""
     stack = [term]
+    seen: set[int] = set()
     while stack:
         node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
         yield node
         stack.extend(reversed(node.children))
 
@@ -896,7 +901,7 @@ def defined_form(term: Term) -> Term:
     an integer ``c``, as sympy would write them.  Each rewrite keeps every partial
     operation inside its domain, so the laws go on holding as it proceeds.
     """
-    current = canonical(term)
+    current = canonical(check_size(term, "what a rule builds"))
     for _ in range(6):
         rewritten = canonical(_rewrite_defined(current))
         if rewritten == current:
@@ -1009,7 +1014,7 @@ def derivative(term: Term, var: str) -> Term:
     logarithm's argument positive (the caller's side conditions), the result is the
     derivative.
     """
-    return canonical(_derivative(term, var))
+    return canonical(check_size(_derivative(term, var), "a derivative"))
 
 
 def _derivative(term: Term, var: str) -> Term:

@@ -9,6 +9,7 @@ rejected for an unrelated reason (a typo, a missing witness) does not count.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -1471,3 +1472,32 @@ def test_a_description_with_a_right_to_left_override_is_refused() -> None:
     statement = sp.Ge(x**2, 0, evaluate=False)
     step = Implied(statement, "a square \u202e0 => 2")
     rejected(claim(statement, [step], witness={x: 0}), "RIGHT-TO-LEFT OVERRIDE")
+
+
+def test_a_witness_function_applied_within_itself_is_refused_quickly() -> None:
+    """f = t·t applied 60 times within itself: a closed term of 2^60 leaves, shared."""
+    nested: sp.Basic = x
+    for _ in range(60):
+        nested = _f(nested)
+    statement = sp.Ge(nested, 0, evaluate=False)
+    start = time.perf_counter()
+    rejected(
+        claim(
+            statement,
+            [Implied(statement, "")],
+            [statement],
+            witness={x: 1, _f: sp.Lambda(t, t * t)},
+        ),
+        "too large to decide",
+    )
+    assert time.perf_counter() - start < 10
+
+
+def test_a_conclusion_too_large_to_build_is_refused_quickly() -> None:
+    """An endpoint of 1200 terms put in for each of 1200 occurrences of the variable."""
+    many = sp.Add(*(sp.Mul(k, x, evaluate=False) for k in range(1, 1201)), evaluate=False)
+    far = sp.Add(*(sp.Mul(k, y, evaluate=False) for k in range(1, 1201)), evaluate=False)
+    step = Monotone(many, x, 0, far, "grows on [0, far]")
+    start = time.perf_counter()
+    rejected(claim(sp.true, [step], [sp.Ge(y, 0)], witness={y: 0}), "too large to decide")
+    assert time.perf_counter() - start < 10
