@@ -40,7 +40,7 @@ from sympy.logic.boolalg import BooleanFalse, BooleanTrue
 from softmax_dispersion.theory import terms
 from softmax_dispersion.theory.terms import Term, TermError
 
-__all__ = ["Converter", "ExpressionError", "symbol_problem", "to_formula", "to_real"]
+__all__ = ["Converter", "ExpressionError", "function_problem", "symbol_problem"]
 
 
 class ExpressionError(ValueError):
@@ -418,13 +418,3 @@ def _unknown(node: object, kind: type) -> str:
     if not isinstance(node, sp.Basic):
         return f"{kind.__name__} is not a sympy object the kernel reads"
     return f"{kind.__name__} is not among the nodes the kernel reads"
-
-
-def to_real(node: object, where: str) -> Term:
-    """``node`` as a real term (a fresh conversion)."""
-    return Converter().real(node, where)
-
-
-def to_formula(node: object, where: str) -> Term:
-    """``node`` as a formula (a fresh conversion)."""
-    return Converter().formula(node, where)

@@ -23,7 +23,6 @@ from typing import Any
 import sympy as sp
 from sympy.core.function import AppliedUndef, UndefinedFunction
 
-from softmax_dispersion.theory import terms
 from softmax_dispersion.theory._core import (
     LOGIC,
     ClaimRef,
@@ -436,16 +435,6 @@ def freeze_definitions(
 ) -> tuple[FrozenDefinition, ...]:
     """Each definition frozen, in order (a :class:`DefinitionError` for the first bad one)."""
     return tuple(freezer.definition(d, i) for i, d in enumerate(definitions))
-
-
-def uses_of_names(items: Iterable[Term]) -> tuple[set[str], set[str]]:
-    """The symbol names and the function names ``items`` use."""
-    symbols: set[str] = set()
-    functions: set[str] = set()
-    for item in items:
-        symbols |= terms.free_names(item)
-        functions |= terms.free_functions(item)
-    return symbols, functions
 
 
 def all_terms(claim: FrozenClaim) -> list[Term]:

@@ -569,5 +569,3 @@ register(
     _differentiate_conclusion,
     _differentiate_decide,
 )
-
-_UNUSED = sp  # sympy is the authoring surface of these classes

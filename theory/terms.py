@@ -54,14 +54,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
 __all__ = [
-    "ARITHMETIC",
     "FORMULAS",
-    "LIMITS",
     "RELATIONS",
     "Term",
     "TermError",
@@ -106,25 +104,6 @@ MAX_DEPTH = 200
 RELATIONS = ("eq", "ne", "lt", "le", "gt", "ge")
 CONNECTIVES = ("and", "or", "not", "implies", "equiv")
 FORMULAS = (*RELATIONS, *CONNECTIVES, "true", "false")
-ARITHMETIC = (
-    "sym",
-    "num",
-    "pi",
-    "E",
-    "bound",
-    "add",
-    "mul",
-    "pow",
-    "exp",
-    "log",
-    "abs",
-    "max",
-    "min",
-    "pw",
-    "app",
-    "der",
-)
-LIMITS = ("lim",)
 RESERVED_NAMES = frozenset(
     {
         *("pi", "E", "oo", "zoo", "nan", "True", "False", "exp", "log", "sqrt", "Abs"),
@@ -1281,8 +1260,3 @@ def _show_power(term: Term, names: tuple[str, ...]) -> str:
     if _precedence(exponent) < _PREC_ATOM or (exponent[0] == "num" and k is not None and k < 0):
         shown_exp = f"({shown_exp})"
     return f"{shown_base}**{shown_exp}"
-
-
-def map_terms(function: Callable[[Term], Term], items: Iterable[Term]) -> tuple[Term, ...]:
-    """``function`` applied to each of ``items``."""
-    return tuple(function(item) for item in items)
