@@ -1,56 +1,44 @@
-"""The kernel's core types: a proof step, its verdict, and the context it is decided in."""
+"""The kernel's core types: a proof step as written and as frozen, its verdict, its context.
+
+A claim author builds :class:`Step` objects (the rule classes of
+:mod:`~softmax_dispersion.theory.rules` and :mod:`~softmax_dispersion.theory.calculus`,
+frozen dataclasses of sympy inputs).  The kernel never asks a step object anything: it
+reads the fields its own rule class declares, converts each into terms once
+(:class:`FrozenStep`), and decides the frozen step by the logic registered for that
+exact class in :data:`LOGIC`.  A method or attribute set on a step object, or a subclass
+of a rule, has nothing to offer.
+"""
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import sympy as sp
 
-from softmax_dispersion.theory import _z3
-from softmax_dispersion.theory.definitions import Definitions, Family
+from softmax_dispersion.theory import _z3, terms
+from softmax_dispersion.theory.terms import Term
 
-
-class CitedClaim(Protocol):
-    """What a citation sees of a claim (the kernel's ``Claim``)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def statement(self) -> sp.Basic: ...
-    @property
-    def assumptions(self) -> Sequence[sp.Basic]: ...
-    @property
-    def definitions(self) -> Sequence[Any]: ...
-    @property
-    def naturals(self) -> Sequence[sp.Symbol]: ...
-    def content_hash(self) -> str: ...
-
-
-class CitedResult(Protocol):
-    """What a citation sees of a checked claim's result (the kernel's ``ClaimResult``)."""
-
-    @property
-    def verified(self) -> bool: ...
-    @property
-    def problem(self) -> str: ...
-    @property
-    def content_hash(self) -> str: ...
-
+if TYPE_CHECKING:
+    from softmax_dispersion.theory.definitions import Definitions, FamilyDef
 
 __all__ = [
+    "LOGIC",
     "Z3_TIMEOUT_MS",
-    "CitedClaim",
-    "CitedResult",
     "Context",
+    "FrozenStep",
     "ProofError",
+    "RuleLogic",
     "Step",
     "StepResult",
     "held_fixed",
     "require",
+    "time_budget",
 ]
 
 Z3_TIMEOUT_MS = 20_000
@@ -59,6 +47,10 @@ Z3_TIMEOUT_MS = 20_000
 
 class ProofError(Exception):
     """A step whose method did not establish its conclusion."""
+
+
+class BudgetExceeded(Exception):
+    """A decision ran past its time budget."""
 
 
 @dataclass(frozen=True)
@@ -91,15 +83,110 @@ class StepResult:
         return record
 
 
-def require(facts: Sequence[sp.Basic], goal: sp.Basic, what: str) -> str:
+def require(facts: Sequence[Term], goal: Term, what: str) -> str:
     """Prove ``facts ⇒ goal`` with z3 or raise :class:`ProofError` naming ``what``."""
-    verdict, detail = _z3.prove_with_z3(list(facts), goal, Z3_TIMEOUT_MS)
+    try:
+        verdict, detail = _z3.prove_with_z3(list(facts), goal, Z3_TIMEOUT_MS)
+    except (TypeError, terms.TermError) as error:
+        raise ProofError(f"{what} ({terms.show(goal)}) cannot be given to z3: {error}") from None
     if verdict != "proved":
-        raise ProofError(f"{what} ({sp.sstr(goal)}) is not implied: {detail}")
+        raise ProofError(f"{what} ({terms.show(goal)}) is not implied: {detail}")
     return detail
 
 
-Runner = Callable[[Sequence["Step"], "Context"], tuple[list[StepResult], list[sp.Basic], bool]]
+# --------------------------------------------------------------------------------------
+# Frozen steps and the logic of the rules
+
+
+@dataclass(frozen=True, eq=False)
+class FrozenStep:
+    """A step as the kernel holds it: its rule's name and its inputs as terms.
+
+    ``inputs`` maps each field of the rule to a frozen value: ``None``, a ``bool``, text
+    (the description), a :class:`~softmax_dispersion.theory.terms.Term`, a name, a
+    tuple, a nested :class:`FrozenStep`, a reference to a definition
+    (:class:`SumRef`, :class:`RootRef`) or to a cited claim (:class:`ClaimRef`).
+    ``error`` is set when the step could not be read (the step then fails with it).
+    """
+
+    rule: str
+    inputs: Mapping[str, Any]
+    error: str = ""
+
+    @property
+    def description(self) -> str:
+        """The step's description (its author's words)."""
+        value = self.inputs.get("description", "")
+        return value if isinstance(value, str) else ""
+
+    def __getitem__(self, name: str) -> Any:
+        return self.inputs[name]
+
+
+@dataclass(frozen=True)
+class SumRef:
+    """A claim's sum by name, or its value at a point (``at``)."""
+
+    name: str
+    at: Term | None = None
+
+
+@dataclass(frozen=True)
+class RootRef:
+    """A claim's named real root, by name."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ClaimRef:
+    """A cited claim, by the content hash it was checked with (``""``: none known)."""
+
+    digest: str
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class RuleLogic:
+    """What the kernel knows of one rule: its inputs' kinds, conclusion and decision.
+
+    ``kinds`` maps each field to how it is read: ``text``, ``bool``, ``real``,
+    ``real?`` (or ``None``), ``formula``, ``formulas``, ``point`` (a real term or
+    ``±oo``), ``name`` (a real symbol), ``names``, ``sum``, ``sums``, ``combination``
+    (pairs of a coefficient and a sum), ``roots``, ``steps`` and ``claim``.
+    """
+
+    kinds: Mapping[str, str]
+    conclusion: Callable[[FrozenStep, Definitions], Term]
+    decide: Callable[[FrozenStep, Context], str]
+    method: str
+    generic_fields: tuple[str, ...] = ()
+
+
+LOGIC: dict[type, RuleLogic] = {}
+"""The logic of every kernel rule, by the exact class (filled by ``rules`` and
+``calculus``, the only modules that define rules)."""
+
+
+# --------------------------------------------------------------------------------------
+# The context a step is decided in
+
+
+Runner = Callable[[Sequence[FrozenStep], "Context"], tuple[list[StepResult], list[Term], bool]]
+
+
+@dataclass(frozen=True)
+class CitedSnapshot:
+    """What a citation may use of a verified claim: its frozen content and verdict."""
+
+    id: str
+    digest: str
+    statement: Term
+    assumptions: tuple[Term, ...]
+    definitions: Definitions
+    naturals: frozenset[str]
+    verified: bool
+    problem: str
 
 
 @dataclass
@@ -117,24 +204,24 @@ class Context:
     naturals
         The claim's natural-number symbols (for :class:`Induction`).
     citations
-        How a :class:`Cite` step finds the verified result of a cited claim.
+        How a :class:`Cite` step finds a cited claim's snapshot (or why it cannot).
     runner
         Checks a list of sub-steps in a context (the kernel's own step loop).
     """
 
-    facts: list[sp.Basic]
+    facts: list[Term]
     definitions: Definitions
     runner: Runner
-    scope: Family | None = None
-    naturals: frozenset[sp.Symbol] = frozenset()
-    citations: Callable[[CitedClaim], CitedResult | str] | None = None
+    scope: FamilyDef | None = None
+    naturals: frozenset[str] = frozenset()
+    citations: Callable[[ClaimRef], CitedSnapshot | str] | None = None
     sub_results: list[StepResult] = field(default_factory=list)
 
-    def require(self, goal: sp.Basic, what: str, extra: Sequence[sp.Basic] = ()) -> str:
+    def require(self, goal: Term, what: str, extra: Sequence[Term] = ()) -> str:
         """Prove ``facts (+ extra) ⇒ goal`` with z3, or raise naming ``what``."""
         return require([*self.facts, *extra], goal, what)
 
-    def inside(self, family: Family) -> Context:
+    def inside(self, family: FamilyDef) -> Context:
         """The context of a generic member of ``family``: its domain is a fact."""
         if self.scope is not None:
             raise ProofError("termwise sub-proofs do not nest")
@@ -147,7 +234,7 @@ class Context:
             citations=self.citations,
         )
 
-    def with_facts(self, extra: Sequence[sp.Basic]) -> Context:
+    def with_facts(self, extra: Sequence[Term]) -> Context:
         """The same context with more facts."""
         return Context(
             facts=[*self.facts, *extra],
@@ -159,7 +246,7 @@ class Context:
         )
 
 
-def held_fixed(context: Context, exprs: Sequence[sp.Basic], var: sp.Symbol, binder: str) -> None:
+def held_fixed(context: Context, exprs: Sequence[Term], var: str, binder: str) -> None:
     """No defined symbol in ``exprs`` varies with ``var``, which ``binder`` binds.
 
     Under a limit or a derivative in ``var`` every other symbol is held fixed; a defined
@@ -174,31 +261,34 @@ def held_fixed(context: Context, exprs: Sequence[sp.Basic], var: sp.Symbol, bind
         )
 
 
-class Step(ABC):
-    """One step of a proof: a conclusion and the rule that decides it.
+# --------------------------------------------------------------------------------------
+# Steps as their authors write them
 
-    Only the kernel's own rules are accepted in a claim (the set is closed: a subclass,
-    or a class defined elsewhere, fails the step).  Every rule is a frozen dataclass whose
-    fields are its inputs: what a certificate records and ``recheck`` re-decides.
+
+class Step:
+    """One step of a proof, as written: a frozen dataclass of sympy inputs.
+
+    Only the kernel's own rule classes are accepted in a claim (the set is closed: a
+    subclass, or a class defined elsewhere, fails the step).  The kernel reads the
+    fields its rule class declares, never a method of the object.
     """
 
-    method: ClassVar[str]
+    method: ClassVar[str] = ""
     description: str
     generic_fields: ClassVar[tuple[str, ...]] = ()
     """Inputs read for a generic member of the family of the step's ``total``."""
 
     @property
-    @abstractmethod
     def conclusion(self) -> sp.Basic:
-        """What the step establishes, as a sympy boolean."""
-
-    @abstractmethod
-    def decide(self, context: Context) -> str:
-        """Return a short detail when the step holds; raise :class:`ProofError` if not."""
+        """What the step concludes, as the kernel builds it (shown as sympy)."""
+        if CONCLUSION is None:
+            raise RuntimeError("import softmax_dispersion.theory.kernel to build conclusions")
+        return CONCLUSION(self)
 
     def sub_steps(self) -> tuple[Step, ...]:
         """Termwise sub-steps, checked inside a family (none by default)."""
-        return ()
+        termwise = getattr(self, "termwise", ())
+        return tuple(termwise) if isinstance(termwise, tuple) else ()
 
     def inputs(self) -> Iterator[tuple[str, Any]]:
         """The step's inputs, field by field."""
@@ -221,15 +311,18 @@ STANDALONE: Callable[[Step, Sequence[sp.Basic]], StepResult] | None = None
 """How a step is checked on its own: the kernel's step loop, set when the kernel loads
 (the kernel imports this module, never the other way round)."""
 
+CONCLUSION: Callable[[Step], sp.Basic] | None = None
+"""How a step's conclusion is shown: the kernel's, set when the kernel loads."""
+
 
 def normalise(value: object) -> object:
-    """A step input as the kernel stores it: lists become tuples, numbers sympy numbers."""
+    """A step input as the kernel stores it: lists become tuples, ints sympy integers."""
     if isinstance(value, (list, tuple)):
         return tuple(normalise(v) for v in value)
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
-    if isinstance(value, (int, float)):
-        return sp.sympify(value)
+    if type(value) is int:
+        return sp.Integer(value)
     return value
 
 
@@ -254,14 +347,69 @@ def _holds_text(value: object) -> bool:
     return isinstance(value, (list, tuple)) and any(_holds_text(v) for v in value)
 
 
+# --------------------------------------------------------------------------------------
+# Time
+
+
+_DEADLINES: list[float] = []
+"""The deadlines of the budgets in force (innermost last)."""
+
+
+@contextmanager
+def time_budget(seconds: float | None) -> Iterator[None]:
+    """Run the block under a wall-clock budget (an alarm; main thread, POSIX only).
+
+    Past the budget, :class:`BudgetExceeded` is raised inside the block.  Budgets nest:
+    the alarm is set for the nearest deadline, and an outer one is restored after.
+    """
+    usable = (
+        seconds is not None
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+    if not usable:
+        yield
+        return
+    assert seconds is not None
+    deadline = time.monotonic() + seconds
+    nearest = min([deadline, *_DEADLINES])
+
+    def expire(signum: int, frame: object) -> None:
+        raise BudgetExceeded("the decision ran past its time budget")
+
+    previous = signal.signal(signal.SIGALRM, expire) if not _DEADLINES else None
+    _DEADLINES.append(deadline)
+    signal.setitimer(signal.ITIMER_REAL, max(nearest - time.monotonic(), 1e-3))
+    try:
+        yield
+    finally:
+        _DEADLINES.pop()
+        if _DEADLINES:
+            remaining = min(_DEADLINES) - time.monotonic()
+            signal.setitimer(signal.ITIMER_REAL, max(remaining, 1e-3))
+        else:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            if previous is not None:
+                signal.signal(signal.SIGALRM, previous)
+
+
+STEP_BUDGET_S: list[float | None] = [None]
+"""The time budget of one step's decision (``None``: none); ``recheck`` sets one."""
+
+
 def timed(function: Callable[[], str]) -> tuple[bool, str, float]:
     """Run a decision, turning every failure (and every exception) into a verdict."""
     start = time.perf_counter()
     try:
-        detail = function()
+        with time_budget(STEP_BUDGET_S[0]):
+            detail = function()
         verified = True
     except ProofError as error:
         detail, verified = str(error), False
+    except BudgetExceeded as error:
+        detail, verified = str(error), False
+    except RecursionError:
+        detail, verified = "the decision nested too deep", False
     except Exception as error:  # a crashing method proves nothing
         detail, verified = f"{type(error).__name__}: {error}", False
     return verified, detail, time.perf_counter() - start

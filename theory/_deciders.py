@@ -1,7 +1,11 @@
-"""The kernel's decision procedures: identities, limits and signs.
+"""The kernel's decision procedures: identities, limits and signs, on terms.
 
-Each one either establishes what it is asked, with its side conditions proved, or
-raises :class:`ProofError` saying which side condition or which comparison failed.
+Each one either establishes what it is asked, with its side conditions proved, or raises
+:class:`ProofError` saying which side condition or which comparison failed.  sympy is
+used inside (``cancel``, ``limit``), on objects built from terms by the kernel itself
+(:mod:`~softmax_dispersion.theory._bridge`); what comes back is a verdict, and where a
+decider asks z3 about an expression sympy computed, that expression is a question, never
+a new fact.
 """
 
 from __future__ import annotations
@@ -9,30 +13,65 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import sympy as sp
-from sympy.core.function import AppliedUndef
 
-from softmax_dispersion.theory import _z3
+from softmax_dispersion.theory import _z3, terms
+from softmax_dispersion.theory._bridge import Bridge
 from softmax_dispersion.theory._core import ProofError, require
 from softmax_dispersion.theory._exponentials import exp_to_rational
-from softmax_dispersion.theory._expressions import domain_conditions, power_bases
+from softmax_dispersion.theory.terms import Term, TermError
 
 __all__ = [
     "decide_identity",
     "leading_term_limit",
     "proved",
+    "require_defined",
     "require_inputs_defined",
     "sign_assumptions",
+    "sympy_limit",
 ]
 
 _SHORT_MS = 5_000
 
 
-def proved(facts: Sequence[sp.Basic], goal: sp.Basic, timeout_ms: int = _SHORT_MS) -> bool:
+def proved(facts: Sequence[Term], goal: Term, timeout_ms: int = _SHORT_MS) -> bool:
     """Whether z3 proves ``facts ⇒ goal`` (a question, not a step: no error)."""
     try:
         return _z3.prove_with_z3(list(facts), goal, timeout_ms)[0] == "proved"
     except Exception:  # an untranslatable goal is simply not proved
         return False
+
+
+def require_defined(facts: Sequence[Term], exprs: Sequence[Term], what: str) -> None:
+    """Every partial operation in ``exprs`` is inside its domain (z3, from ``facts``)."""
+    for condition, name in terms.domain_conditions(*exprs):
+        require(facts, condition, f"{what}: {name}")
+
+
+def require_inputs_defined(
+    facts: Sequence[Term], inputs: Sequence[tuple[Term | None, str]]
+) -> None:
+    """Every input a rule combines is well-defined as written (z3, from ``facts``).
+
+    A rule that combines its inputs into a new expression (a coefficient times a part's
+    term, a count times a bound, an endpoint put in for a variable) asks that every
+    partial operation of each piece lies inside its domain, with a name for each
+    (``None`` inputs are skipped): the combination then means what it says of defined
+    numbers.  One query for all; only if that fails, one each, to name the one that
+    fails.
+    """
+    conditions: list[tuple[Term, str]] = []
+    for expr, what in inputs:
+        if expr is None:
+            continue
+        for condition, name in terms.domain_conditions(expr):
+            if all(condition != known for known, _ in conditions):
+                conditions.append((condition, f"{what}: {name}"))
+    if not conditions:
+        return
+    if proved(facts, terms.conj(*(condition for condition, _ in conditions))):
+        return
+    for condition, name in conditions:
+        require(facts, condition, name)
 
 
 # --------------------------------------------------------------------------------------
@@ -51,22 +90,9 @@ def _opaque_atoms(expr: sp.Basic) -> sp.Basic:
         return frozen.setdefault(node, sp.Dummy(f"atom{len(frozen)}", real=True))
 
     def opaque(node: sp.Basic) -> bool:
-        if isinstance(node, sp.Pow):
+        if type(node) is sp.Pow:
             return not node.exp.is_Integer
-        return isinstance(
-            node,
-            (
-                sp.log,
-                sp.Abs,
-                sp.Max,
-                sp.Min,
-                sp.Piecewise,
-                AppliedUndef,
-                sp.Derivative,
-                sp.Subs,
-                sp.Limit,
-            ),
-        ) or (node is sp.pi)
+        return type(node) is sp.log or node is sp.pi
 
     return expr.replace(opaque, freeze)
 
@@ -77,7 +103,7 @@ def _cancels(difference: sp.Expr, positive: Callable[[sp.Expr], bool]) -> sp.Exp
     skeleton = _opaque_atoms(rational)
     variables = sorted(skeleton.free_symbols, key=str)
     if not skeleton.is_rational_function(*variables):
-        raise ProofError(f"not a rational function after t = exp(.): {sp.sstr(skeleton)}")
+        raise ProofError("not a rational function after t = exp(.)")
     return sp.cancel(sp.together(skeleton))
 
 
@@ -86,18 +112,18 @@ def _expand_logs(expr: sp.Expr, positive: Callable[[sp.Expr], bool]) -> sp.Expr:
 
     def split(node: sp.log) -> sp.Expr:
         arg = node.args[0]
-        if isinstance(arg, sp.Mul):
+        if type(arg) is sp.Mul:
             factors = arg.args
             if all(positive(f) for f in factors):
                 return sp.Add(*(sp.log(f) for f in factors))
-        if isinstance(arg, sp.Pow) and positive(arg.base):
+        if type(arg) is sp.Pow and positive(arg.base):
             return arg.exp * sp.log(arg.base)
-        if isinstance(arg, sp.exp):
+        if type(arg) is sp.exp:
             return arg.args[0]
         return node
 
     for _ in range(8):  # nested products and powers: a few rounds reach the fixed point
-        expanded = expr.replace(lambda e: isinstance(e, sp.log), split)
+        expanded = expr.replace(lambda e: type(e) is sp.log, split)
         if expanded == expr:
             break
         expr = expanded
@@ -108,46 +134,18 @@ def _positive_rational(base: sp.Expr) -> bool:
     return bool(base.is_Rational and base > 0)
 
 
-def require_defined(facts: Sequence[sp.Basic], exprs: Sequence[sp.Basic], what: str) -> None:
-    """Every partial operation in ``exprs`` is inside its domain (z3, from ``facts``)."""
-    for condition, name in domain_conditions(*exprs):
-        require(facts, condition, f"{what}: {name}")
-
-
-def require_inputs_defined(
-    facts: Sequence[sp.Basic], inputs: Sequence[tuple[sp.Basic | None, str]]
-) -> None:
-    """Every input a rule combines is well-defined as written (z3, from ``facts``).
-
-    A rule that builds an expression out of its inputs (a coefficient times a part's
-    term, a count times a bound, a weight times a value, an endpoint or a point put in
-    for a variable) hands the pieces to sympy, which evaluates as it builds:
-    ``a * (1/a)`` is ``1`` at once, ``(x * b).subs(x, 1/b)`` is ``1``.  Those rewritings
-    hold only where every partial operation of the pieces is inside its domain, and a
-    side condition read from the result can no longer see the pieces' denominators.  So
-    every rule calls this first, on every input it combines, with a name for each
-    (``None`` inputs are skipped); the failure names the input and the condition.
-    """
-    conditions: list[tuple[sp.Basic, str]] = []
-    for expr, what in inputs:
-        if expr is None:
-            continue
-        for condition, name in domain_conditions(sp.sympify(expr)):
-            if all(condition != known for known, _ in conditions):
-                conditions.append((condition, f"{what}: {name}"))
-    if not conditions:
-        return
-    # one query for all of them; only if that fails, one each, to name the one that fails
-    if proved(facts, sp.And(*(condition for condition, _ in conditions))):
-        return
-    for condition, name in conditions:
-        require(facts, condition, name)
+def _power_bases(expr: sp.Expr) -> list[sp.Expr]:
+    found: list[sp.Expr] = []
+    for node in sp.preorder_traversal(expr):
+        if type(node) is sp.Pow and not node.exp.is_Integer and node.base not in found:
+            found.append(node.base)
+    return found
 
 
 def decide_identity(
-    lhs: sp.Expr,
-    rhs: sp.Expr,
-    facts: Sequence[sp.Basic],
+    lhs: Term,
+    rhs: Term,
+    facts: Sequence[Term],
     what: str = "the identity",
     defined: bool = False,
 ) -> str:
@@ -161,9 +159,20 @@ def decide_identity(
     ``defined=True`` says the caller has established the first kind already (for
     expressions that a substitution made out of well-defined ones).
     """
+    for side in (lhs, rhs):
+        try:
+            terms.check_size(side, what)
+        except TermError as error:
+            raise ProofError(str(error)) from None
     if not defined:
         require_defined(facts, [lhs, rhs], what)
-    difference = lhs - rhs
+    if terms.canonical(lhs) == terms.canonical(rhs):
+        return "equal canonical forms"
+    bridge = Bridge()
+    try:
+        difference = bridge.expr(lhs) - bridge.expr(rhs)
+    except TermError as error:
+        raise ProofError(f"{what}: {error}") from None
     try:
         remainder = _cancels(difference, _positive_rational)
     except ProofError:
@@ -176,42 +185,72 @@ def decide_identity(
     def positive(base: sp.Expr) -> bool:
         if base.is_Rational:
             return bool(base > 0)
-        if isinstance(base, sp.exp):
+        if type(base) is sp.exp:
             return True
         if base not in checked:
-            checked[base] = proved(facts, sp.Gt(base, 0, evaluate=False))
+            try:
+                question = terms.rel("gt", bridge.term(base), terms.ZERO)
+                checked[base] = proved(facts, question)
+                shown = terms.show(bridge.term(base))
+            except TermError:
+                checked[base] = False
+                shown = "a subterm"
             if not checked[base]:
-                unproved.append(sp.sstr(base))
+                unproved.append(shown)
         return checked[base]
 
-    for base in power_bases(lhs, rhs):
+    for base in _power_bases(difference):
         positive(base)
     expanded = _expand_logs(difference, positive)
     remainder = _cancels(expanded, positive)
     if remainder != 0:
-        why = f"cancel leaves {sp.sstr(remainder)} != 0"
+        try:
+            left = terms.show(bridge.term(remainder))
+        except TermError:
+            left = "a non-zero remainder"
+        why = f"cancel leaves {left} != 0"
         if unproved:
             why += f" (positivity not implied for {', '.join(unproved)})"
         raise ProofError(f"{what}: {why}")
-    used = sorted(sp.sstr(b) for b, ok in checked.items() if ok)
+    used = sorted(terms.show(bridge.term(b)) for b, ok in checked.items() if ok)
     return "cancel(lhs - rhs) == 0" + (f" with {', '.join(used)} > 0" if used else "")
 
 
 # --------------------------------------------------------------------------------------
-# Limits at +oo: the leading terms of a quotient of generalised polynomials in n.
+# Limits at +oo: sympy's Gruntz algorithm, and the leading terms of a quotient.
+
+LIMIT_OPS = frozenset({"num", "sym", "pi", "E", "add", "mul", "pow", "exp", "log"})
+
+
+def sympy_limit(expr: Term, var: str, signs: dict[str, str]) -> Term:
+    """sympy's ``limit`` at ``+oo``, shown each parameter with its proved sign only."""
+    bridge = Bridge(opaque=())
+    for name, sign in signs.items():
+        if sign == "zero":
+            bridge.set_value(name, sp.Integer(0))
+        else:
+            bridge.set_value(name, sp.Dummy(name, real=True, **{sign: True}))
+    variable = bridge.symbol(var)
+    value = sp.limit(bridge.expr(expr), variable, sp.oo)
+    if value.has(sp.Limit, sp.AccumBounds, sp.nan, sp.zoo):
+        raise ProofError(f"sympy could not evaluate the limit: {type(value).__name__}")
+    try:
+        return bridge.term(value)
+    except TermError as error:
+        raise ProofError(f"sympy's limit is outside the kernel's terms: {error}") from None
 
 
 def _exponent_of(factor: sp.Expr, var: sp.Symbol) -> sp.Expr:
     if factor == var:
         return sp.Integer(1)
-    if isinstance(factor, sp.Pow) and factor.base == var and var not in factor.exp.free_symbols:
+    if type(factor) is sp.Pow and factor.base == var and var not in factor.exp.free_symbols:
         return factor.exp
-    raise ProofError(f"{sp.sstr(factor)} is not a power of {var}")
+    raise ProofError("a factor of a term is not a power of the variable")
 
 
 def _power_terms(expr: sp.Expr, var: sp.Symbol) -> dict[sp.Expr, sp.Expr]:
     """``expr`` as ``Σ coefficient · var**exponent`` (coefficients free of ``var``)."""
-    terms: dict[sp.Expr, sp.Expr] = {}
+    found: dict[sp.Expr, sp.Expr] = {}
     for term in sp.Add.make_args(sp.expand(expr)):
         coeff, dependent = term.as_independent(var, as_Add=False)
         exponent = sp.Integer(0)
@@ -219,23 +258,37 @@ def _power_terms(expr: sp.Expr, var: sp.Symbol) -> dict[sp.Expr, sp.Expr]:
             if factor != 1:
                 exponent += _exponent_of(factor, var)
         exponent = sp.expand(exponent)
-        terms[exponent] = terms.get(exponent, sp.Integer(0)) + coeff
-    return {e: c for e, c in terms.items() if sp.cancel(c) != 0}
+        found[exponent] = found.get(exponent, sp.Integer(0)) + coeff
+    return {e: c for e, c in found.items() if sp.cancel(c) != 0}
 
 
-def _leading(
-    terms: dict[sp.Expr, sp.Expr], facts: Sequence[sp.Basic], what: str
-) -> tuple[sp.Expr, sp.Expr]:
-    """The exponent that z3 proves larger than every other, with its coefficient."""
-    for candidate in terms:
-        others = [e for e in terms if e != candidate]
-        if all(proved(facts, sp.Gt(candidate, e, evaluate=False)) for e in others):
-            return candidate, terms[candidate]
-    shown = ", ".join(sp.sstr(e) for e in terms)
-    raise ProofError(f"{what}: no exponent among {shown} is proved larger than the others")
+class _Limits:
+    """The leading-term route, asking z3 about sympy's exponents as terms."""
+
+    def __init__(self, bridge: Bridge, facts: Sequence[Term]) -> None:
+        self.bridge = bridge
+        self.facts = facts
+
+    def term(self, expr: sp.Expr) -> Term:
+        try:
+            return self.bridge.term(expr)
+        except TermError as error:
+            raise ProofError(f"the leading terms: {error}") from None
+
+    def proved(self, op: str, a: sp.Expr, b: sp.Expr) -> bool:
+        return proved(self.facts, terms.rel(op, self.term(a), self.term(b)))
+
+    def leading(self, found: dict[sp.Expr, sp.Expr], what: str) -> tuple[sp.Expr, sp.Expr]:
+        """The exponent that z3 proves larger than every other, with its coefficient."""
+        for candidate in found:
+            others = [e for e in found if e != candidate]
+            if all(self.proved("gt", candidate, e) for e in others):
+                return candidate, found[candidate]
+        shown = ", ".join(terms.show(self.term(e)) for e in found)
+        raise ProofError(f"{what}: no exponent among {shown} is proved larger than the others")
 
 
-def _normal_powers(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
+def _normal_powers(expr: sp.Expr, var: sp.Symbol, bridge: Bridge) -> sp.Expr:
     """``exp(k log var)`` as ``var**k``; any other ``exp`` or ``log`` of ``var`` is refused."""
 
     def rewrite(node: sp.exp) -> sp.Expr:
@@ -244,19 +297,26 @@ def _normal_powers(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
             return node
         coeff = sp.cancel(arg / sp.log(var))
         if var in coeff.free_symbols or coeff.has(sp.log):
-            raise ProofError(f"{sp.sstr(node)} is not a power of {var}")
+            raise ProofError(f"{_shown(node, bridge)} is not a power of {bridge.back[var][2]}")
         return var**coeff
 
-    expr = expr.replace(lambda e: isinstance(e, sp.exp), rewrite)
+    expr = expr.replace(lambda e: type(e) is sp.exp, rewrite)
     for node in sp.preorder_traversal(expr):
-        if isinstance(node, sp.log) and var in node.free_symbols:
-            raise ProofError(f"{sp.sstr(node)}: a logarithm of {var} is not a power")
-        if isinstance(node, sp.Pow) and var in node.exp.free_symbols:
-            raise ProofError(f"{sp.sstr(node)}: {var} in an exponent")
+        if type(node) is sp.log and var in node.free_symbols:
+            raise ProofError(f"{_shown(node, bridge)}: a logarithm of the variable is not a power")
+        if type(node) is sp.Pow and var in node.exp.free_symbols:
+            raise ProofError(f"{_shown(node, bridge)}: the variable in an exponent")
     return expr
 
 
-def leading_term_limit(expr: sp.Expr, var: sp.Symbol, facts: Sequence[sp.Basic]) -> sp.Expr:
+def _shown(expr: sp.Expr, bridge: Bridge) -> str:
+    try:
+        return terms.show(bridge.term(expr))
+    except TermError:
+        return "a subterm"
+
+
+def leading_term_limit(expr: Term, var: str, facts: Sequence[Term]) -> Term:
     """``lim_{var -> oo} expr`` from the leading terms of its numerator and denominator.
 
     ``expr`` must be a quotient of sums ``Σ c_i var**a_i`` (coefficients and exponents
@@ -266,47 +326,53 @@ def leading_term_limit(expr: sp.Expr, var: sp.Symbol, facts: Sequence[sp.Basic])
     leading exponents are equal, 0 if the numerator's is smaller, and ``±oo`` (the sign
     of the ratio, proved) if it is larger.
     """
-    expr = _normal_powers(sp.together(expr), var)
-    numerator, denominator = sp.fraction(sp.together(expr))
-    num_terms = _power_terms(numerator, var)
-    den_terms = _power_terms(denominator, var)
+    bridge = Bridge(opaque=())
+    variable = bridge.symbol(var)
+    route = _Limits(bridge, facts)
+    built = _normal_powers(sp.together(bridge.expr(expr)), variable, bridge)
+    numerator, denominator = sp.fraction(sp.together(built))
+    num_terms = _power_terms(numerator, variable)
+    den_terms = _power_terms(denominator, variable)
     if not den_terms:
         raise ProofError("the denominator is zero")
-    den_exp, den_coeff = _leading(den_terms, facts, "the denominator")
+    den_exp, den_coeff = route.leading(den_terms, "the denominator")
     require(
-        facts, sp.Ne(den_coeff, 0, evaluate=False), "the leading coefficient of the denominator"
+        facts,
+        terms.rel("ne", route.term(den_coeff), terms.ZERO),
+        "the leading coefficient of the denominator",
     )
     if not num_terms:
-        return sp.Integer(0)
-    num_exp, num_coeff = _leading(num_terms, facts, "the numerator")
+        return terms.ZERO
+    num_exp, num_coeff = route.leading(num_terms, "the numerator")
     ratio = num_coeff / den_coeff
-    if num_exp == den_exp or proved(facts, sp.Eq(num_exp, den_exp)):
-        return ratio
-    if proved(facts, sp.Lt(num_exp, den_exp, evaluate=False)):
-        return sp.Integer(0)
-    if proved(facts, sp.Gt(num_exp, den_exp, evaluate=False)):
-        if proved(facts, sp.Gt(ratio, 0, evaluate=False)):
-            return sp.oo
-        if proved(facts, sp.Lt(ratio, 0, evaluate=False)):
-            return -sp.oo
+    if num_exp == den_exp or route.proved("eq", num_exp, den_exp):
+        return route.term(ratio)
+    if route.proved("lt", num_exp, den_exp):
+        return terms.ZERO
+    if route.proved("gt", num_exp, den_exp):
+        if route.proved("gt", ratio, sp.Integer(0)):
+            return terms.OO
+        if route.proved("lt", ratio, sp.Integer(0)):
+            return terms.MINUS_OO
         raise ProofError("the sign of the leading coefficients' ratio is not implied")
     raise ProofError(
-        f"the leading exponents {sp.sstr(num_exp)} and {sp.sstr(den_exp)} are not ordered"
+        f"the leading exponents {terms.show(route.term(num_exp))} and "
+        f"{terms.show(route.term(den_exp))} are not ordered"
     )
 
 
-_SIGNS: tuple[tuple[str, Callable[[sp.Symbol], sp.Basic]], ...] = (
-    ("positive", lambda s: sp.Gt(s, 0, evaluate=False)),
-    ("negative", lambda s: sp.Lt(s, 0, evaluate=False)),
-    ("zero", lambda s: sp.Eq(s, 0, evaluate=False)),
-    ("nonnegative", lambda s: sp.Ge(s, 0, evaluate=False)),
-    ("nonpositive", lambda s: sp.Le(s, 0, evaluate=False)),
+_SIGNS: tuple[tuple[str, str], ...] = (
+    ("positive", "gt"),
+    ("negative", "lt"),
+    ("zero", "eq"),
+    ("nonnegative", "ge"),
+    ("nonpositive", "le"),
 )
 
 
-def sign_assumptions(symbol: sp.Symbol, facts: Sequence[sp.Basic]) -> str:
-    """The strongest sign of ``symbol`` that the facts imply, or a :class:`ProofError`."""
-    for name, relation in _SIGNS:
-        if proved(facts, relation(symbol)):
-            return name
-    raise ProofError(f"the sign of {symbol} is not a stated fact (a limit needs every sign)")
+def sign_assumptions(name: str, facts: Sequence[Term]) -> str:
+    """The strongest sign of the variable ``name`` that the facts imply, or an error."""
+    for sign, op in _SIGNS:
+        if proved(facts, terms.rel(op, terms.sym(name), terms.ZERO)):
+            return sign
+    raise ProofError(f"the sign of {name} is not a stated fact (a limit needs every sign)")

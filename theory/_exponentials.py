@@ -71,7 +71,7 @@ def exp_to_rational(
             result *= generators[generator] ** coeff
         return result
 
-    expr = sp.sympify(expr).replace(
+    expr = expr.replace(
         lambda e: (
             e.is_Pow and not e.exp.is_Integer and bool(e.exp.free_symbols) and positive(e.base)
         ),

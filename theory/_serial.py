@@ -1,45 +1,63 @@
-"""Claims as data: the content a certificate records, its hash, and a safe reader.
+"""Claims as data: the content a certificate records, its hash, and a reader of it.
 
-Every expression is written as sympy's ``srepr`` (which spells out each node and each
-symbol's assumptions); undefined functions, whose ``srepr`` drops their assumptions, are
-listed with them in a table.  A step is its rule's name and its inputs, field by field.
-The content hash of a claim is the SHA-256 of this record (sorted keys), so it changes
-with any edit to the statement, an assumption, a definition, the witness, a step, or a
-cited claim's own hash.
+A frozen claim (:class:`~softmax_dispersion.theory._snapshot.FrozenClaim`) is written as
+JSON: every expression a tree of the kernel's term nodes, ``[op, ...payload]`` (child
+terms nested, names as strings, integers as JSON integers), e.g.
+``["add", ["sym", "x"], ["num", 1, 2]]`` for ``x + 1/2``; every step its rule's name and
+its inputs, each written as its rule says it is read.  The content hash of a claim is the
+SHA-256 of this record as canonical JSON (sorted keys), so it changes with any edit.
 
-:func:`read_expression` turns an ``srepr`` back into the sympy object without ``eval``:
-it parses the text with :mod:`ast` and builds only nodes from a fixed list of sympy
-classes, unevaluated, so that the object read is the object written.
+:func:`read_claim` reads such a record back, without ``eval`` or any parser of
+expressions: JSON is the only syntax, every node is rebuilt through the term
+constructors (which check the grammar and the limits on numbers, exponents and depth),
+every field is read as its kind says, a record with a key too many or too few is
+refused, and the claim read must write back to the very same JSON.  Anything else is a
+:class:`CertificateFormatError`.
 """
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-import sympy as sp
-from sympy.core.assumptions import _assume_defined
-from sympy.core.function import AppliedUndef, UndefinedFunction
-from sympy.functions.elementary.piecewise import ExprCondPair
-
-from softmax_dispersion.theory._core import Step
-from softmax_dispersion.theory.definitions import (
-    Family,
-    Let,
-    RealRoot,
-    SumAt,
-    SumOver,
+from softmax_dispersion.theory import terms
+from softmax_dispersion.theory._core import (
+    LOGIC,
+    ClaimRef,
+    FrozenStep,
+    RootRef,
+    SumRef,
 )
+from softmax_dispersion.theory._snapshot import (
+    FrozenClaim,
+    WitnessFunction,
+    WitnessValue,
+    check_text,
+)
+from softmax_dispersion.theory.definitions import (
+    FamilyDef,
+    FrozenDefinition,
+    LetDef,
+    RootDef,
+    SumDef,
+)
+from softmax_dispersion.theory.terms import Term, TermError
 
 __all__ = [
     "CertificateFormatError",
-    "claim_content",
+    "Reader",
     "content_hash",
-    "read_expression",
+    "encode_claim",
+    "encode_term",
+    "read_claim",
 ]
+
+MAX_NODES = 2_000_000
+"""The most term nodes one certificate may hold."""
+MAX_INT_DIGITS = 1_300
+"""The most digits of an integer in a certificate (about 4300 bits)."""
 
 
 class CertificateFormatError(ValueError):
@@ -50,333 +68,465 @@ class CertificateFormatError(ValueError):
 # Writing
 
 
-def srepr(expr: sp.Basic) -> str:
-    """sympy's ``srepr`` of an expression."""
-    return str(sp.srepr(expr))
+def encode_term(term: Term) -> list[Any]:
+    """A term as a JSON tree ``[op, ...payload]``."""
+    return [term[0], *(encode_term(i) if type(i) is Term else i for i in term[2:])]
 
 
-def _symbols_and_functions(exprs: Iterable[sp.Basic]) -> tuple[dict[str, Any], dict[str, Any]]:
-    symbols: dict[str, Any] = {}
-    functions: dict[str, Any] = {}
-    for expr in exprs:
-        for node in sp.preorder_traversal(expr):
-            if isinstance(node, sp.Symbol) and not isinstance(node, sp.Dummy):
-                symbols[node.name] = dict(node.assumptions0)
-            elif isinstance(node, AppliedUndef):
-                functions[type(node).__name__] = dict(type(node)._kwargs)
-            elif isinstance(node, UndefinedFunction):
-                functions[node.__name__] = dict(node._kwargs)
-    return dict(sorted(symbols.items())), dict(sorted(functions.items()))
+def _refs(value: Any) -> Any:
+    if isinstance(value, SumRef):
+        record: dict[str, Any] = {"sum": value.name}
+        if value.at is not None:
+            record["at"] = encode_term(value.at)
+        return record
+    if isinstance(value, RootRef):
+        return value.name
+    if isinstance(value, ClaimRef):
+        return {"claim": value.digest, "label": value.label}
+    return value
 
 
-class _Writer:
-    """Encodes step inputs; collects every sympy object it writes."""
-
-    def __init__(self, cited: Callable[[Any], str]) -> None:
-        self.cited = cited
-        self.exprs: list[sp.Basic] = []
-
-    def expr(self, value: sp.Basic) -> str:
-        self.exprs.append(value)
-        return srepr(value)
-
-    def value(self, value: object) -> object:
-        if value is None or isinstance(value, (bool, str)):
-            return value
-        if isinstance(value, Step):
-            return {"step": self.step(value)}
-        if type(value) is SumOver:
-            return {"sum": self.expr(value.symbol)}
-        if type(value) is SumAt:
-            return {"sum_at": [self.expr(value.total.symbol), self.expr(value.value)]}
-        if type(value) in (Let, RealRoot):
-            return {"definition": self.expr(value.symbol)}  # type: ignore[attr-defined]
-        if type(value) is Family:
-            return {"family": value.name}
-        if isinstance(value, tuple):
-            return {"tuple": [self.value(v) for v in value]}
-        if isinstance(value, UndefinedFunction):
-            return {"function": value.__name__}
-        if isinstance(value, sp.Basic):
-            return {"sympy": self.expr(value)}
-        if callable(getattr(value, "content_hash", None)):  # a cited claim, by its hash
-            return {"claim": self.cited(value)}
-        raise TypeError(f"cannot record a step input of type {type(value).__name__}")
-
-    def step(self, step: Step) -> dict[str, object]:
-        return {
-            "rule": type(step).__name__,
-            "inputs": {name: self.value(value) for name, value in step.inputs()},
-        }
+def encode_value(kind: str, value: Any) -> Any:
+    """One step input, as its kind is written."""
+    if kind in ("text", "bool", "name"):
+        return value
+    if kind in ("real", "formula", "point"):
+        return encode_term(value)
+    if kind == "real?":
+        return None if value is None else encode_term(value)
+    if kind in ("formulas",):
+        return [encode_term(v) for v in value]
+    if kind == "names":
+        return list(value)
+    if kind in ("sum", "claim"):
+        return _refs(value)
+    if kind == "roots":
+        return [_refs(v) for v in value]
+    if kind == "combination":
+        return [[encode_term(c), _refs(ref)] for c, ref in value]
+    if kind == "steps":
+        return [encode_step(s) for s in value]
+    raise CertificateFormatError(f"an input of unknown kind {kind}")
 
 
-def _family_record(family: Family, writer: _Writer) -> dict[str, object]:
+def encode_step(step: FrozenStep) -> dict[str, Any]:
+    """A frozen step as JSON: its rule and inputs (or the error that stopped reading it)."""
+    if step.error:
+        return {"rule": step.rule, "description": step.description, "error": step.error}
+    kinds = _kinds(step.rule)
+    return {
+        "rule": step.rule,
+        "inputs": {name: encode_value(kinds[name], value) for name, value in step.inputs.items()},
+    }
+
+
+def _family(family: FamilyDef) -> dict[str, Any]:
     return {
         "name": family.name,
-        "index": [writer.expr(s) for s in family.index],
-        "count": writer.expr(family.count),
-        "domain": [writer.expr(r) for r in family.domain],
+        "index": list(family.index),
+        "count": encode_term(family.count),
+        "domain": [encode_term(r) for r in family.domain],
+        "member": None if family.member is None else [encode_term(v) for v in family.member],
         "description": family.description,
     }
 
 
-def _definition_record(definition: object, writer: _Writer) -> dict[str, object]:
-    if isinstance(definition, SumOver):
+def _definition(definition: FrozenDefinition) -> dict[str, Any]:
+    if isinstance(definition, SumDef):
         return {
-            "kind": "SumOver",
-            "symbol": writer.expr(definition.symbol),
-            "term": writer.expr(definition.term),
+            "kind": "sum",
+            "name": definition.name,
+            "var": definition.var,
+            "term": encode_term(definition.term),
             "family": definition.family.name,
             "description": definition.description,
         }
-    if isinstance(definition, Let):
+    if isinstance(definition, LetDef):
         return {
-            "kind": "Let",
-            "symbol": writer.expr(definition.symbol),
-            "expression": writer.expr(definition.expression),
+            "kind": "let",
+            "name": definition.name,
+            "expression": encode_term(definition.expression),
             "description": definition.description,
         }
-    if isinstance(definition, RealRoot):
-        return {
-            "kind": "RealRoot",
-            "symbol": writer.expr(definition.symbol),
-            "polynomial": writer.expr(definition.polynomial),
-            "var": writer.expr(definition.var),
-            "lower": writer.expr(definition.lower),
-            "upper": writer.expr(definition.upper),
-            "description": definition.description,
-        }
-    raise TypeError(f"not a kernel definition: {definition!r}")
+    return {
+        "kind": "root",
+        "name": definition.name,
+        "polynomial": encode_term(definition.polynomial),
+        "var": definition.var,
+        "lower": encode_term(definition.lower),
+        "upper": encode_term(definition.upper),
+        "description": definition.description,
+    }
 
 
-def claim_content(claim: Any, steps: Iterable[Step], cited: Callable[[Any], str]) -> dict[str, Any]:
-    """Everything that makes up ``claim``, as JSON-ready data (what the hash covers).
-
-    ``cited`` gives the content hash of each cited claim.
-    """
-    writer = _Writer(cited)
-    families: dict[str, Family] = {}
+def encode_claim(claim: FrozenClaim) -> dict[str, Any]:
+    """Everything a frozen claim is made of, as JSON-ready data (what the hash covers)."""
+    families: dict[str, FamilyDef] = {}
     for definition in claim.definitions:
-        if isinstance(definition, SumOver):
+        if isinstance(definition, SumDef):
             families.setdefault(definition.family.name, definition.family)
     witness = None
     if claim.witness is not None:
-        witness = sorted(
-            (
-                [writer.value(key), writer.value(sp.sympify(value))]
-                for key, value in claim.witness.items()
-            ),
-            key=lambda pair: json.dumps(pair, sort_keys=True),
-        )
-    content: dict[str, Any] = {
+        witness = [
+            {"symbol": e.name, "value": encode_term(e.value)}
+            if isinstance(e, WitnessValue)
+            else {"function": e.name, "parameters": list(e.parameters), "body": encode_term(e.body)}
+            for e in claim.witness
+        ]
+    return {
         "id": claim.id,
         "title": claim.title,
         "source": claim.source,
-        "statement": writer.expr(claim.statement),
-        "assumptions": [writer.expr(a) for a in claim.assumptions],
-        "naturals": [writer.expr(s) for s in claim.naturals],
-        "families": [_family_record(f, writer) for f in families.values()],
-        "definitions": [_definition_record(d, writer) for d in claim.definitions],
+        "statement": encode_term(claim.statement),
+        "assumptions": [encode_term(a) for a in claim.assumptions],
+        "naturals": list(claim.naturals),
+        "families": [_family(f) for f in families.values()],
+        "definitions": [_definition(d) for d in claim.definitions],
         "witness": witness,
-        "cites": [cited(c) for c in claim.cites],
-        "steps": [writer.step(step) for step in steps],
+        "cites": list(claim.cites),
+        "steps": [encode_step(s) for s in claim.steps],
         "formulas": list(claim.formulas),
     }
-    symbols, functions = _symbols_and_functions(writer.exprs)
-    content["symbols"] = symbols
-    content["functions"] = functions
-    return content
+
+
+def canonical_json(content: Any) -> str:
+    """``content`` as canonical JSON (sorted keys, no spaces)."""
+    return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def content_hash(content: Mapping[str, Any]) -> str:
-    """The SHA-256 of a claim's content (canonical JSON: sorted keys, no spaces)."""
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """The SHA-256 of a claim's content as canonical JSON."""
+    return hashlib.sha256(canonical_json(content).encode("utf-8")).hexdigest()
+
+
+def _kinds(rule: str) -> Mapping[str, str]:
+    for cls, logic in LOGIC.items():
+        if cls.__name__ == rule:
+            return logic.kinds
+    raise CertificateFormatError(f"{rule!r} is not one of the kernel's rules")
 
 
 # --------------------------------------------------------------------------------------
 # Reading
 
 
-def _sympy_classes() -> dict[str, Any]:
-    names = (
-        "Symbol",
-        "Integer",
-        "Rational",
-        "Float",
-        "Add",
-        "Mul",
-        "Pow",
-        "exp",
-        "log",
-        "Abs",
-        "Max",
-        "Min",
-        "Piecewise",
-        "Limit",
-        "Derivative",
-        "Subs",
-        "Tuple",
-        "Equality",
-        "Unequality",
-        "StrictLessThan",
-        "LessThan",
-        "StrictGreaterThan",
-        "GreaterThan",
-        "And",
-        "Or",
-        "Not",
-        "Implies",
-        "Equivalent",
-        "Lambda",
-    )
-    classes = {name: getattr(sp, name) for name in names}
-    classes["ExprCondPair"] = ExprCondPair
-    return classes
+def _need(condition: bool, message: str) -> None:
+    if not condition:
+        raise CertificateFormatError(message)
 
 
-_CLASSES = _sympy_classes()
-_RELATIONS = (
-    "Equality",
-    "Unequality",
-    "StrictLessThan",
-    "LessThan",
-    "StrictGreaterThan",
-    "GreaterThan",
-)
-_NAMES: dict[str, sp.Basic] = {
-    "oo": sp.oo,
-    "zoo": sp.zoo,
-    "nan": sp.nan,
-    "pi": sp.pi,
-    "E": sp.E,
-    "I": sp.I,
-    "true": sp.true,
-    "false": sp.false,
-}
+def _record(
+    data: object, keys: set[str], what: str, optional: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    _need(isinstance(data, dict), f"{what} must be a record")
+    assert isinstance(data, dict)
+    present = set(data)
+    missing = keys - present
+    extra = present - keys - optional
+    _need(not missing, f"{what} lacks {sorted(missing)[0]!r}" if missing else "")
+    _need(not extra, f"{what} has an unknown field {sorted(extra)[0]!r:.40}" if extra else "")
+    return data
 
 
-def _constant(node: ast.AST) -> object:
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, str, bool)):
-        return node.value
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, ast.USub)
-        and isinstance(node.operand, ast.Constant)
-        and type(node.operand.value) is int
-    ):
-        return -node.operand.value
-    raise CertificateFormatError(f"unexpected constant {ast.dump(node)[:80]}")
+def _list(data: object, what: str) -> list[Any]:
+    _need(isinstance(data, list), f"{what} must be a list")
+    assert isinstance(data, list)
+    return data
 
 
-def _build(node: ast.AST, functions: Mapping[str, Mapping[str, bool]]) -> Any:
-    if isinstance(node, ast.Name):
-        if node.id in _NAMES:
-            return _NAMES[node.id]
-        raise CertificateFormatError(f"unknown name {node.id!r}")
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        if isinstance(node.operand, ast.Name) and node.operand.id == "oo":
-            return -sp.oo
-        return _constant(node)
-    if isinstance(node, ast.Constant):
-        return _constant(node)
-    if not isinstance(node, ast.Call):
-        raise CertificateFormatError(f"unexpected syntax {type(node).__name__}")
-    if isinstance(node.func, ast.Call):  # Function('A')(args): an applied function
-        inner = node.func
-        if not (
-            isinstance(inner.func, ast.Name)
-            and inner.func.id == "Function"
-            and len(inner.args) == 1
-            and not inner.keywords
-        ):
-            raise CertificateFormatError("an applied function must read Function('name')(...)")
-        name = _constant(inner.args[0])
-        if not isinstance(name, str) or name not in functions:
-            raise CertificateFormatError(f"the function {name!r} is not in the functions table")
-        _check_assumptions(functions[name], f"the function {name!r}")
-        function = sp.Function(name, **dict(functions[name]))
-        return function(*(_build(a, functions) for a in node.args))
-    if not isinstance(node.func, ast.Name):
-        raise CertificateFormatError("unexpected call")
-    name = node.func.id
-    if name == "Function":
-        (arg,) = node.args
-        fname = _constant(arg)
-        if not isinstance(fname, str) or fname not in functions:
-            raise CertificateFormatError(f"the function {fname!r} is not in the functions table")
-        _check_assumptions(functions[fname], f"the function {fname!r}")
-        return sp.Function(fname, **dict(functions[fname]))
-    if name not in _CLASSES:
-        raise CertificateFormatError(f"{name} is not a class a certificate may use")
-    args = [_build(a, functions) for a in node.args]
-    kwargs = {k.arg: _constant(k.value) for k in node.keywords if k.arg is not None}
-    if name == "Symbol":
-        if len(args) != 1 or not isinstance(args[0], str):
-            raise CertificateFormatError("Symbol takes one name")
-        _check_assumptions(kwargs, f"the symbol {args[0]!r}")
-        return sp.Symbol(args[0], **kwargs)
-    integers = len(args) == 2 and all(isinstance(a, sp.Integer) for a in args)
-    if name == "Pow" and integers and abs(int(args[1])) > 64:
-        # sympy would compute it on reading: refuse rather than hang
-        raise CertificateFormatError("an integer power with a huge exponent")
-    if name in ("Integer", "Rational", "Float"):
-        if name == "Float":
-            return sp.Float(*args, **kwargs)
-        if not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
-            raise CertificateFormatError(f"{name} takes integers")
-        return _CLASSES[name](*args)
-    if kwargs:
-        raise CertificateFormatError(f"{name} takes no keywords here")
-    if name in _RELATIONS:  # kept as written: never settled by sympy on reading
-        return _CLASSES[name](*args, evaluate=False)
-    return _CLASSES[name](*args)
+class Reader:
+    """Reads terms and claims from JSON data, counting nodes against :data:`MAX_NODES`."""
+
+    def __init__(self, budget: int = MAX_NODES) -> None:
+        self.budget = budget
+
+    def term(self, data: object, what: str, depth: int = 0) -> Term:
+        """A term from its JSON tree (the grammar and the limits checked)."""
+        _need(depth <= terms.MAX_DEPTH, f"{what}: a term nested deeper than {terms.MAX_DEPTH}")
+        _need(isinstance(data, list) and bool(data), f"{what}: a term is a non-empty list")
+        assert isinstance(data, list)
+        self.budget -= 1
+        _need(self.budget >= 0, f"the certificate holds more than {MAX_NODES} term nodes")
+        op = data[0]
+        _need(isinstance(op, str), f"{what}: a node's kind is text")
+        payload: list[Any] = []
+        for item in data[1:]:
+            if isinstance(item, list):
+                payload.append(self.term(item, what, depth + 1))
+            elif type(item) in (str, int):
+                payload.append(item)
+            else:
+                raise CertificateFormatError(f"{what}: a node holds {type(item).__name__}")
+        try:
+            return terms.make(op, payload)
+        except TermError as error:
+            raise CertificateFormatError(f"{what}: {error}") from None
+
+    def top(self, data: object, what: str) -> Term:
+        """A whole expression: a term within the size limit."""
+        term = self.term(data, what)
+        _need(terms.is_closed(term), f"{what}: a bound variable outside its binder")
+        try:
+            return terms.check_size(term, what)
+        except TermError as error:
+            raise CertificateFormatError(str(error)) from None
+
+    def real(self, data: object, what: str) -> Term:
+        term = self.top(data, what)
+        _need(terms.is_real(term), f"{what}: not a real term")
+        return term
+
+    def formula(self, data: object, what: str) -> Term:
+        term = self.top(data, what)
+        _need(terms.sort_of(term) == "b", f"{what}: not a formula")
+        return term
+
+    def name(self, data: object, what: str) -> str:
+        try:
+            return terms.check_name(data, what)
+        except TermError as error:
+            raise CertificateFormatError(str(error)) from None
+
+    def text(self, data: object, what: str, identifier: bool = False) -> str:
+        try:
+            return check_text(data, what, identifier=identifier)
+        except ValueError as error:
+            raise CertificateFormatError(str(error)) from None
+
+    # ---- steps -----------------------------------------------------------------------
+
+    def sum_ref(self, data: object, what: str) -> SumRef:
+        record = _record(data, {"sum"}, what, frozenset({"at"}))
+        at = self.real(record["at"], what) if "at" in record else None
+        return SumRef(self.name(record["sum"], what), at)
+
+    def value(self, kind: str, data: object, what: str) -> Any:
+        if kind == "text":
+            return self.text(data, what)
+        if kind == "bool":
+            _need(type(data) is bool, f"{what} must be true or false")
+            return data
+        if kind == "real":
+            return self.real(data, what)
+        if kind == "real?":
+            return None if data is None else self.real(data, what)
+        if kind == "formula":
+            return self.formula(data, what)
+        if kind == "point":
+            term = self.top(data, what)
+            _need(terms.sort_of(term) in ("r", "x"), f"{what}: not a point")
+            return term
+        if kind == "formulas":
+            return tuple(self.formula(v, what) for v in _list(data, what))
+        if kind == "name":
+            return self.name(data, what)
+        if kind == "names":
+            return tuple(self.name(v, what) for v in _list(data, what))
+        if kind == "sum":
+            return self.sum_ref(data, what)
+        if kind == "roots":
+            return tuple(RootRef(self.name(v, what)) for v in _list(data, what))
+        if kind == "combination":
+            pairs = []
+            for pair in _list(data, what):
+                items = _list(pair, what)
+                _need(len(items) == 2, f"{what}: a pair (coefficient, sum)")
+                pairs.append((self.real(items[0], what), self.sum_ref(items[1], what)))
+            return tuple(pairs)
+        if kind == "steps":
+            return tuple(self.step(v, depth=1) for v in _list(data, what))
+        if kind == "claim":
+            record = _record(data, {"claim", "label"}, what)
+            digest, label = record["claim"], record["label"]
+            _need(isinstance(digest, str) and len(digest) <= 64, f"{what}: a hash")
+            return ClaimRef(digest, self.text(label, what))
+        raise CertificateFormatError(f"{what}: an input of unknown kind")
+
+    def step(self, data: object, depth: int = 0) -> FrozenStep:
+        _need(depth <= 2, "steps nested deeper than a termwise sub-proof")
+        _need(isinstance(data, dict), "a step must be a record")
+        assert isinstance(data, dict)
+        rule = data.get("rule")
+        _need(isinstance(rule, str), "a step needs its rule's name")
+        assert isinstance(rule, str)
+        if "error" in data:
+            record = _record(data, {"rule", "description", "error"}, "a step")
+            return FrozenStep(
+                self.text(rule, "a rule's name"),
+                {"description": self.text(record["description"], "a step's description")},
+                error=self.text(record["error"], "a step's error"),
+            )
+        record = _record(data, {"rule", "inputs"}, f"a {rule!s:.40} step")
+        kinds = _kinds(rule)
+        inputs = _record(record["inputs"], set(kinds), f"the inputs of a {rule} step")
+        values = {
+            name: self.value(kind, inputs[name], f"{rule}.{name}") for name, kind in kinds.items()
+        }
+        return FrozenStep(rule, values)
+
+    # ---- claims ----------------------------------------------------------------------
+
+    def family(self, data: object) -> FamilyDef:
+        record = _record(
+            data, {"name", "index", "count", "domain", "member", "description"}, "a family"
+        )
+        name = self.text(record["name"], "a family's name")
+        member = record["member"]
+        return FamilyDef(
+            name=name,
+            index=tuple(
+                self.name(v, f"the index of {name!r}") for v in _list(record["index"], "an index")
+            ),
+            count=self.real(record["count"], f"the count of {name!r}"),
+            domain=tuple(
+                self.formula(r, f"the domain of {name!r}")
+                for r in _list(record["domain"], "a domain")
+            ),
+            member=None
+            if member is None
+            else tuple(self.real(v, f"the member of {name!r}") for v in _list(member, "a member")),
+            description=self.text(record["description"], "a family's description"),
+        )
+
+    def definition(self, data: object, families: Mapping[str, FamilyDef]) -> FrozenDefinition:
+        _need(isinstance(data, dict), "a definition must be a record")
+        assert isinstance(data, dict)
+        kind = data.get("kind")
+        if kind == "sum":
+            record = _record(
+                data, {"kind", "name", "var", "term", "family", "description"}, "a sum"
+            )
+            family = record["family"]
+            _need(
+                isinstance(family, str) and family in families,
+                f"the family {family!r:.40} is not recorded",
+            )
+            var = record["var"]
+            return SumDef(
+                self.name(record["name"], "a sum's name"),
+                None if var is None else self.name(var, "a sum's variable"),
+                self.real(record["term"], "a sum's term"),
+                families[family],
+                self.text(record["description"], "a description"),
+            )
+        if kind == "let":
+            record = _record(data, {"kind", "name", "expression", "description"}, "a Let")
+            return LetDef(
+                self.name(record["name"], "a Let's name"),
+                self.real(record["expression"], "a Let's expression"),
+                self.text(record["description"], "a description"),
+            )
+        if kind == "root":
+            record = _record(
+                data,
+                {"kind", "name", "polynomial", "var", "lower", "upper", "description"},
+                "a root",
+            )
+            lower, upper = (
+                self.real(record["lower"], "a bound"),
+                self.real(record["upper"], "a bound"),
+            )
+            _need(lower[0] == "num" and upper[0] == "num", "a root's bounds are rationals")
+            return RootDef(
+                self.name(record["name"], "a root's name"),
+                self.real(record["polynomial"], "a polynomial"),
+                self.name(record["var"], "a polynomial's variable"),
+                lower,
+                upper,
+                self.text(record["description"], "a description"),
+            )
+        raise CertificateFormatError(f"unknown kind of definition {kind!r:.40}")
+
+    def witness(self, data: object) -> tuple[WitnessValue | WitnessFunction, ...] | None:
+        if data is None:
+            return None
+        entries: list[WitnessValue | WitnessFunction] = []
+        for item in _list(data, "the witness"):
+            _need(isinstance(item, dict), "a witness entry is a record")
+            if "symbol" in item:
+                record = _record(item, {"symbol", "value"}, "a witness value")
+                entries.append(
+                    WitnessValue(
+                        self.name(record["symbol"], "a witness key"),
+                        self.real(record["value"], "a witness value"),
+                    )
+                )
+            else:
+                record = _record(item, {"function", "parameters", "body"}, "a witness function")
+                entries.append(
+                    WitnessFunction(
+                        self.name(record["function"], "a witness function"),
+                        tuple(
+                            self.name(p, "a parameter")
+                            for p in _list(record["parameters"], "parameters")
+                        ),
+                        self.real(record["body"], "a witness function's body"),
+                    )
+                )
+        return tuple(entries)
+
+    def claim(self, data: object) -> FrozenClaim:
+        keys = {
+            "id", "title", "source", "statement", "assumptions", "naturals", "families",
+            "definitions", "witness", "cites", "steps", "formulas",
+        }  # fmt: skip
+        record = _record(data, keys, "a claim's content")
+        families: dict[str, FamilyDef] = {}
+        for item in _list(record["families"], "families"):
+            family = self.family(item)
+            _need(family.name not in families, f"the family {family.name!r} is recorded twice")
+            families[family.name] = family
+        cites = _list(record["cites"], "cites")
+        _need(all(isinstance(c, str) and len(c) == 64 for c in cites), "a cited hash")
+        return FrozenClaim(
+            id=self.text(record["id"], "a claim's id", identifier=True),
+            title=self.text(record["title"], "a claim's title"),
+            source=self.text(record["source"], "a claim's source"),
+            statement=self.formula(record["statement"], "the statement"),
+            assumptions=tuple(
+                self.formula(a, "an assumption")
+                for a in _list(record["assumptions"], "assumptions")
+            ),
+            naturals=tuple(
+                self.name(n, "a natural") for n in _list(record["naturals"], "naturals")
+            ),
+            definitions=tuple(
+                self.definition(d, families) for d in _list(record["definitions"], "definitions")
+            ),
+            witness=self.witness(record["witness"]),
+            cites=tuple(cites),
+            steps=tuple(self.step(s) for s in _list(record["steps"], "steps")),
+            formulas=tuple(
+                self.text(f, "a formula's name") for f in _list(record["formulas"], "formulas")
+            ),
+        )
 
 
-def _check_assumptions(kwargs: Mapping[str, object], what: str) -> None:
-    """Assumptions are known assumption names with boolean values, nothing else."""
-    for key, value in kwargs.items():
-        if key not in _assume_defined or not isinstance(value, bool):
-            raise CertificateFormatError(f"{what}: {key}={value!r} is not an assumption")
-
-
-def read_expression(text: object, functions: Mapping[str, Mapping[str, bool]]) -> sp.Basic:
-    """The sympy object an ``srepr`` describes, built from known classes only.
+def read_claim(content: object, reader: Reader | None = None) -> FrozenClaim:
+    """The frozen claim a content record describes; it must write back as read.
 
     Raises
     ------
     CertificateFormatError
-        For text that is not an ``srepr`` of the kernel's language.
+        For a record outside the format (a missing or unknown field, a node outside the
+        grammar, a number or an exponent too large, nesting too deep, ...).
 
     Examples
     --------
-    >>> import sympy as sp
-    >>> x = sp.Symbol("x", real=True)
-    >>> expr = sp.Le(sp.exp(-x), 2 * x, evaluate=False)
-    >>> read_expression(sp.srepr(expr), {}) == expr
-    True
-    >>> read_expression("__import__('os')", {})  # doctest: +IGNORE_EXCEPTION_DETAIL
+    >>> from softmax_dispersion.theory import check
+    >>> content = check("T2")[0].content()
+    >>> read_claim(content).id
+    'T2'
+    >>> read_claim({"statement": "__import__('os')"})  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     ...
-    CertificateFormatError: __import__ is not a class a certificate may use
+    CertificateFormatError: a claim's content lacks 'assumptions'
     """
-    if not isinstance(text, str) or len(text) > 1_000_000:
-        raise CertificateFormatError("an expression must be an srepr string")
+    claim = (reader or Reader()).claim(content)
     try:
-        tree = ast.parse(text, mode="eval")
-    except (SyntaxError, ValueError, RecursionError) as error:
-        raise CertificateFormatError(f"not an srepr: {error}") from None
-    try:
-        built = _build(tree.body, functions)
-    except CertificateFormatError:
-        raise
-    except (TypeError, ValueError, AttributeError, RecursionError) as error:
-        raise CertificateFormatError(f"cannot rebuild {text[:80]!r}: {error}") from None
-    if not isinstance(built, sp.Basic):
-        raise CertificateFormatError(f"{text[:80]!r} is not a sympy object")
-    # Each node is rebuilt from its arguments as sympy builds it; a node that sympy
-    # would have written otherwise (an unevaluated sum, a relation settled on reading)
-    # does not read back as written, and is refused rather than silently changed.
-    if sp.srepr(built) != text:
-        raise CertificateFormatError(f"{text[:80]!r} does not read back as written")
-    return built
+        written = canonical_json(encode_claim(claim))
+    except (TypeError, ValueError) as error:
+        raise CertificateFormatError(f"the content cannot be written back: {error}") from None
+    if written != canonical_json(content):
+        raise CertificateFormatError("the content does not read back as written")
+    return claim

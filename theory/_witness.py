@@ -7,37 +7,35 @@ functions.  The defined symbols take the values their definitions give there (a 
 ``count`` equal terms, an abbreviation, the isolated root), every family's count must
 be a natural number, every family's domain must hold, and so must every assumption.
 
-Truth at the witness is decided exactly: a difference that ``cancel`` reduces to zero
-is zero; otherwise its sign comes from interval arithmetic (mpmath's interval context,
-outward rounding, at rising precision) and only an interval that excludes zero decides.
-An assumption that still mentions a natural-number symbol must hold for every natural
-value: z3 must prove it for every real value ``>= 0``.
-
-Everything is read over the reals.  sympy evaluates over the complex numbers as it
-substitutes (``sqrt(-1)`` is ``I``, ``I*I`` is ``-1``), which would let a witness satisfy
-assumptions that no real values can.  So before any expression is evaluated at the
-witness, every partial operation in it must be inside its real domain there (a
-non-zero denominator, a positive logarithm argument, a non-negative base of a
-fractional power), read from the expression as written, from each witness function's
-body at the arguments it is applied to (before sympy simplifies the composition), and
-from the expression with the functions applied; and every value the witness gives or
-defines (a free symbol's, a definition's, a function's at each point used) must be a
-finite real number.
+Everything happens on terms, with the kernel's own substitution: the values are put in
+and the witness functions applied without evaluating anything, so the closed term still
+shows every partial operation as written (``sqrt(t - 1)`` at ``f(n)`` is
+``sqrt(n - 1)``, whatever sympy would make of ``f(n)**2``).  Every partial operation of
+the closed term must lie inside its real domain (a non-zero denominator, a positive
+logarithm argument, a non-negative base of a fractional power).  Truth is then decided
+exactly: a difference that ``cancel`` reduces to zero is zero; otherwise its sign comes
+from interval arithmetic on the term (mpmath's interval context, outward rounding, at
+rising precision), and only an interval that excludes zero decides.  An assumption that
+still mentions a natural-number symbol must hold for every natural value: z3 must prove
+it for every real value ``>= 0``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 import sympy as sp
 from mpmath.ctx_iv import MPIntervalContext
-from sympy.core.function import AppliedUndef, UndefinedFunction
 
+from softmax_dispersion.theory import terms
+from softmax_dispersion.theory._bridge import Bridge
 from softmax_dispersion.theory._core import ProofError, require
 from softmax_dispersion.theory._exponentials import exp_to_rational
-from softmax_dispersion.theory._expressions import ExpressionError, domain_conditions, validate
-from softmax_dispersion.theory.definitions import Definitions, Let, RealRoot, SumOver
+from softmax_dispersion.theory._snapshot import WitnessFunction, WitnessValue
+from softmax_dispersion.theory.definitions import Definitions, LetDef, RootDef, SumDef
+from softmax_dispersion.theory.terms import Term, TermError, show
 
 __all__ = ["VacuityError", "check_witness"]
 
@@ -52,65 +50,15 @@ class _Undecided(Exception):
     pass
 
 
-def _interval(expr: sp.Basic, iv: Any, roots: Mapping[sp.Symbol, RealRoot]) -> Any:
-    """An interval that contains the value of the closed expression ``expr``."""
-    if isinstance(expr, sp.Rational):
-        return iv.mpf(int(expr.p)) / iv.mpf(int(expr.q))
-    if expr is sp.pi:
-        return iv.pi
-    if expr is sp.E:
-        return iv.e
-    if isinstance(expr, sp.Symbol) and expr in roots:
-        return _root_interval(roots[expr], iv)
-    args = [_interval(a, iv, roots) for a in expr.args] if not expr.is_Atom else []
-    if isinstance(expr, sp.Add):
-        total = args[0]
-        for a in args[1:]:
-            total = total + a
-        return total
-    if isinstance(expr, sp.Mul):
-        product = args[0]
-        for a in args[1:]:
-            product = product * a
-        return product
-    if isinstance(expr, sp.Pow):
-        base, exponent = args
-        if expr.exp.is_Integer:
-            k = int(expr.exp)
-            if k < 0 and base.a <= 0 <= base.b:
-                raise _Undecided("a denominator's interval contains 0")
-            return base**k
-        if base.a <= 0:
-            raise _Undecided("a fractional power of a base not known to be positive")
-        return iv.exp(exponent * iv.log(base))
-    if isinstance(expr, sp.exp):
-        return iv.exp(args[0])
-    if isinstance(expr, sp.log):
-        if args[0].a <= 0:
-            raise _Undecided("a logarithm of a number not known to be positive")
-        return iv.log(args[0])
-    if isinstance(expr, sp.Abs):
-        a = args[0]
-        if a.a >= 0:
-            return a
-        if a.b <= 0:
-            return -a
-        return iv.mpf([0, max(-a.a, a.b)])
-    if isinstance(expr, (sp.Max, sp.Min)):
-        pick = max if isinstance(expr, sp.Max) else min
-        return iv.mpf([pick(a.a for a in args), pick(a.b for a in args)])
-    if isinstance(expr, sp.Piecewise):
-        for value, condition in expr.args:
-            if _truth(condition, roots):
-                return _interval(value, iv, roots)
-        raise _Undecided("no branch of a piecewise expression applies")
-    raise _Undecided(f"cannot evaluate {sp.sstr(expr)}")
-
-
-def _root_interval(root: RealRoot, iv: Any) -> Any:
+def _root_interval(root: RootDef, iv: Any) -> Any:
     """The root's isolating interval, narrowed by exact root counting to ~2^-prec."""
-    poly = sp.Poly(root.polynomial, root.var, domain="QQ")
-    lo, hi = sp.Rational(root.lower), sp.Rational(root.upper)
+    bridge = Bridge(opaque=())
+    var = bridge.symbol(root.var)
+    poly = sp.Poly(bridge.expr(root.polynomial), var, domain="QQ")
+    lo_f, hi_f = terms.value_of(root.lower), terms.value_of(root.upper)
+    assert lo_f is not None and hi_f is not None
+    lo = sp.Rational(lo_f.numerator, lo_f.denominator)
+    hi = sp.Rational(hi_f.numerator, hi_f.denominator)
     width = sp.Rational(1, 2 ** (iv.prec + 4))
     while hi - lo > width:
         mid = (lo + hi) / 2
@@ -126,292 +74,331 @@ def _root_interval(root: RealRoot, iv: Any) -> Any:
     return iv.mpf([lo_iv.a, hi_iv.b])
 
 
-def _is_zero(difference: sp.Expr, roots: Mapping[sp.Symbol, RealRoot]) -> bool:
-    """``cancel`` reduces the closed difference to zero (the roots held as symbols)."""
-    rational, _ = exp_to_rational(difference, positive=lambda b: bool(b.is_Rational and b > 0))
-    try:
-        return bool(sp.cancel(sp.together(rational)) == 0)
-    except (sp.PolynomialError, TypeError):
-        return False
+class _Evaluator:
+    """Certified enclosures and exact zero tests of closed terms."""
 
+    def __init__(self, roots: Mapping[str, RootDef]) -> None:
+        self.roots = roots
 
-def _sign(difference: sp.Expr, roots: Mapping[sp.Symbol, RealRoot]) -> int:
-    """The sign of a closed real number, or :class:`_Undecided`."""
-    if _is_zero(difference, roots):
-        return 0
-    for prec in _PRECISIONS:
-        iv = MPIntervalContext()
-        iv.prec = prec
+    def interval(self, term: Term, iv: Any) -> Any:
+        op = term[0]
+        if op == "num":
+            return iv.mpf(term[2]) / iv.mpf(term[3])
+        if op == "pi":
+            return iv.pi
+        if op == "E":
+            return iv.e
+        if op == "sym" and term[2] in self.roots:
+            return _root_interval(self.roots[term[2]], iv)
+        args = [self.interval(c, iv) for c in term.children] if op not in ("pw",) else []
+        if op == "add":
+            total = args[0]
+            for a in args[1:]:
+                total = total + a
+            return total
+        if op == "mul":
+            product = args[0]
+            for a in args[1:]:
+                product = product * a
+            return product
+        if op == "pow":
+            base, exponent = args
+            k = terms.integer_exponent(term)
+            if k is not None:
+                if k < 0 and base.a <= 0 <= base.b:
+                    raise _Undecided("a denominator's interval contains 0")
+                return base**k
+            if base.a <= 0:
+                raise _Undecided("a fractional power of a base not known to be positive")
+            return iv.exp(exponent * iv.log(base))
+        if op == "exp":
+            return iv.exp(args[0])
+        if op == "log":
+            if args[0].a <= 0:
+                raise _Undecided("a logarithm of a number not known to be positive")
+            return iv.log(args[0])
+        if op == "abs":
+            a = args[0]
+            if a.a >= 0:
+                return a
+            if a.b <= 0:
+                return -a
+            return iv.mpf([0, max(-a.a, a.b)])
+        if op in ("max", "min"):
+            pick = max if op == "max" else min
+            return iv.mpf([pick(a.a for a in args), pick(a.b for a in args)])
+        if op == "pw":
+            kids = term.children
+            for value, condition in zip(kids[0::2], kids[1::2], strict=True):
+                if self.truth(condition):
+                    return self.interval(value, iv)
+            raise _Undecided("no branch of a piecewise expression applies")
+        raise _Undecided(f"cannot evaluate {show(term)}")
+
+    def is_zero(self, difference: Term) -> bool:
+        """``cancel`` reduces the closed difference to zero (the roots held as symbols)."""
         try:
-            value = _interval(difference, iv, roots)
-        except _Undecided:
-            continue
-        if value.a > 0:
-            return 1
-        if value.b < 0:
-            return -1
-    raise _Undecided(f"cannot decide the sign of {sp.sstr(difference)}")
+            terms.check_size(difference, "a difference at the witness")
+            expr = Bridge().expr(difference)
+            rational, _ = exp_to_rational(expr, positive=lambda b: bool(b.is_Rational and b > 0))
+            return bool(sp.cancel(sp.together(rational)) == 0)
+        except (sp.PolynomialError, TypeError, TermError, ValueError):
+            return False
 
+    def sign(self, difference: Term) -> int:
+        """The sign of a closed real number, or :class:`_Undecided`."""
+        if self.is_zero(difference):
+            return 0
+        for prec in _PRECISIONS:
+            iv = MPIntervalContext()
+            iv.prec = prec
+            try:
+                value = self.interval(difference, iv)
+            except _Undecided:
+                continue
+            if value.a > 0:
+                return 1
+            if value.b < 0:
+                return -1
+        raise _Undecided(f"cannot decide the sign of {show(difference)}")
 
-_NOT_REAL = (sp.I, sp.zoo, sp.nan, sp.oo, sp.S.NegativeInfinity)
-
-
-def _require_real(value: sp.Basic, roots: Mapping[sp.Symbol, RealRoot], what: str) -> None:
-    """``value`` (closed) is a finite real number: sympy says so, or an interval holds it.
-
-    The interval evaluation refuses every partial operation outside its real domain,
-    so an enclosure is a proof that the value is real.
-    """
-    if value.has(*_NOT_REAL) or value.is_extended_real is False:
-        raise VacuityError(f"{what} is {sp.sstr(value)}, not a finite real number")
-    if value.is_extended_real and value.is_finite:
-        return
-    for prec in _PRECISIONS:
-        iv = MPIntervalContext()
-        iv.prec = prec
-        try:
-            _interval(value, iv, roots)
-        except _Undecided:
-            continue
-        return
-    raise VacuityError(f"{what} is {sp.sstr(value)}, not shown to be a finite real number")
-
-
-def _truth(formula: sp.Basic, roots: Mapping[sp.Symbol, RealRoot]) -> bool:
-    """Whether a closed formula holds (exact zero test, then certified intervals)."""
-    if formula is sp.true:
-        return True
-    if formula is sp.false:
-        return False
-    if isinstance(formula, sp.And):
-        return all(_truth(a, roots) for a in formula.args)
-    if isinstance(formula, sp.Or):
-        return any(_truth(a, roots) for a in formula.args)
-    if isinstance(formula, sp.Not):
-        return not _truth(formula.args[0], roots)
-    if isinstance(formula, sp.Implies):
-        return (not _truth(formula.args[0], roots)) or _truth(formula.args[1], roots)
-    if isinstance(formula, sp.Equivalent):
-        values = {_truth(a, roots) for a in formula.args}
-        return len(values) == 1
-    compare: dict[type, Callable[[int], bool]] = {
-        sp.Equality: lambda s: s == 0,
-        sp.Unequality: lambda s: s != 0,
-        sp.StrictLessThan: lambda s: s < 0,
-        sp.LessThan: lambda s: s <= 0,
-        sp.StrictGreaterThan: lambda s: s > 0,
-        sp.GreaterThan: lambda s: s >= 0,
-    }
-    for kind, verdict in compare.items():
-        if type(formula) is kind:
-            relation: Any = formula
-            return verdict(_sign(relation.lhs - relation.rhs, roots))
-    raise _Undecided(f"cannot evaluate {sp.sstr(formula)}")
-
-
-def _apply_functions(expr: sp.Basic, functions: Mapping[type, sp.Lambda]) -> sp.Basic:
-    for function, body in functions.items():
-        expr = expr.replace(function, lambda *args, body=body: body(*args))
-    return expr
+    def truth(self, formula: Term) -> bool:
+        """Whether a closed formula holds (exact zero test, then certified intervals)."""
+        op = formula[0]
+        if op == "true":
+            return True
+        if op == "false":
+            return False
+        kids = formula.children
+        if op == "and":
+            return all(self.truth(k) for k in kids)
+        if op == "or":
+            return any(self.truth(k) for k in kids)
+        if op == "not":
+            return not self.truth(kids[0])
+        if op == "implies":
+            return (not self.truth(kids[0])) or self.truth(kids[1])
+        if op == "equiv":
+            return len({self.truth(k) for k in kids}) == 1
+        compare: dict[str, Callable[[int], bool]] = {
+            "eq": lambda s: s == 0,
+            "ne": lambda s: s != 0,
+            "lt": lambda s: s < 0,
+            "le": lambda s: s <= 0,
+            "gt": lambda s: s > 0,
+            "ge": lambda s: s >= 0,
+        }
+        if op in compare and terms.is_real(kids[0]) and terms.is_real(kids[1]):
+            difference = terms.add(kids[0], terms.mul(terms.MINUS_ONE, kids[1]))
+            return compare[op](self.sign(difference))
+        raise _Undecided(f"cannot evaluate {show(formula)}")
 
 
 def check_witness(
     definitions: Definitions,
-    assumptions: Sequence[sp.Basic],
-    witness: Mapping[Any, Any] | None,
-    naturals: Sequence[sp.Symbol] = (),
+    assumptions: Sequence[Term],
+    witness: Sequence[WitnessValue | WitnessFunction] | None,
+    naturals: Sequence[str] = (),
 ) -> str:
     """Decide that ``assumptions`` (and every family's domain) hold at ``witness``.
 
     Returns a short detail; raises :class:`VacuityError` naming what fails.
     """
     try:
-        return _check_witness(definitions, assumptions, witness, naturals)
+        return _Witness(definitions, witness, naturals).check(assumptions)
     except VacuityError:
         raise
+    except RecursionError:
+        raise VacuityError("the witness nests too deep") from None
     except Exception as error:  # an expression that cannot be evaluated there
         raise VacuityError(
             f"cannot evaluate at the witness: {type(error).__name__}: {error}"
         ) from None
 
 
-def _check_witness(
-    definitions: Definitions,
-    assumptions: Sequence[sp.Basic],
-    witness: Mapping[Any, Any] | None,
-    naturals: Sequence[sp.Symbol],
-) -> str:
-    if witness is None:
-        raise VacuityError(
-            "the claim gives no witness: values of its free symbols at which every assumption holds"
-        )
-    values: dict[sp.Basic, sp.Expr] = {}
-    functions: dict[type, sp.Lambda] = {}
-    defined = definitions.defined_symbols
-    for key, value in witness.items():
-        where = f"the witness value of {key}"
-        if key in defined:
+class _Witness:
+    def __init__(
+        self,
+        definitions: Definitions,
+        witness: Sequence[WitnessValue | WitnessFunction] | None,
+        naturals: Sequence[str],
+    ) -> None:
+        if witness is None:
             raise VacuityError(
-                f"{key} is defined: the witness gives values to free symbols only (a "
-                "defined symbol takes the value of its definition)"
+                "the claim gives no witness: values of its free symbols at which every "
+                "assumption holds"
             )
-        if isinstance(value, str) or not isinstance(value, (sp.Basic, int)):
-            raise VacuityError(f"{where} must be a sympy number or an int, not {value!r:.40}")
+        self.definitions = definitions
+        self.naturals = set(naturals)
+        self.values: dict[str, Term] = {}
+        self.functions: dict[str, tuple[tuple[str, ...], Term]] = {}
+        self.roots: dict[str, RootDef] = {}
+        self.given = witness
+        defined = definitions.defined_names
+        for entry in witness:
+            if entry.name in defined:
+                raise VacuityError(
+                    f"{entry.name} is defined: the witness gives values to free symbols only "
+                    "(a defined symbol takes the value of its definition)"
+                )
+            if isinstance(entry, WitnessFunction):
+                self.functions[entry.name] = (entry.parameters, entry.body)
+                continue
+            if terms.free_names(entry.value) or terms.has_op(entry.value, "app", "der", "lim"):
+                raise VacuityError(
+                    f"the witness value of {entry.name} must be a number, not {show(entry.value)}"
+                )
+            self.values[entry.name] = entry.value
+        clash = self.naturals & set(self.values)
+        if clash:
+            raise VacuityError(
+                f"{sorted(clash)} range over every natural number: give them no value"
+            )
+        self.evaluator = _Evaluator(self.roots)
+
+    # ---- closing terms -----------------------------------------------------------------
+
+    def close(self, term: Term, values: bool = True) -> Term:
+        """``term`` with the values put in and the functions applied (nothing evaluated);
+        with ``values=False``, the functions applied only (the names kept)."""
+        op = term[0]
+        if op == "sym":
+            return self.values.get(term[2], term) if values else term
+        if not term.children:
+            return term
+        if op == "der":
+            return self._derivative(term) if values else term
+        if op == "lim":
+            raise _Undecided(f"a limit at the witness: {show(term)}")
+        kids = [self.close(c, values) for c in term.children]
+        if op == "app":
+            body = self.functions.get(term[2])
+            if body is None:
+                return terms.rebuild(term, kids)
+            parameters, expression = body
+            if len(parameters) != len(kids):
+                raise VacuityError(
+                    f"the witness function {term[2]} takes {len(parameters)} arguments"
+                )
+            return terms.substitute(expression, dict(zip(parameters, kids, strict=True)))
+        return terms.rebuild(term, kids)
+
+    def _derivative(self, term: Term) -> Term:
+        name, body = terms.opened(term, "witness_variable")
+        saved = self.values.pop(name, None)
         try:
-            if isinstance(key, UndefinedFunction):
-                if not isinstance(value, sp.Lambda):
-                    raise VacuityError(f"{where} must be a sympy Lambda")
-                # the Lambda's own variables are sympy's dummies: read its body at symbols
-                names = [
-                    sp.Symbol(f"lambda_arg{i}", real=True) for i in range(len(value.variables))
-                ]
-                validate(value(*names), where)
-                functions[key] = value
-            elif isinstance(key, sp.Symbol):
-                value = validate(sp.sympify(value), where)
-                if value.free_symbols:
-                    raise VacuityError(f"{where} must be a number, not {value}")
-                values[key] = value
-            else:
-                raise VacuityError(f"{key!r} is neither a symbol nor a function")
-        except ExpressionError as error:
+            inner = self.close(body)
+        finally:
+            if saved is not None:
+                self.values[name] = saved
+        try:
+            slope = terms.derivative(inner, name)
+        except terms.NotDifferentiable as error:
+            raise VacuityError(f"a derivative at the witness: {error}") from None
+        return terms.substitute(slope, {name: self.close(term[4])})
+
+    # ---- deciding ----------------------------------------------------------------------
+
+    def closed(self, term: Term, what: str, values: bool = True) -> Term:
+        """:meth:`close`, within the size limit (a witness function applied within itself
+        can double a term at every level)."""
+        try:
+            return terms.check_size(self.close(term, values), what)
+        except TermError as error:
             raise VacuityError(str(error)) from None
-    natural_set = set(naturals)
-    clash = natural_set & set(values)
-    if clash:
-        raise VacuityError(
-            f"{sorted(map(str, clash))} range over every natural number: give them no value"
-        )
-    roots: dict[sp.Symbol, RealRoot] = {}
 
-    def value_at(expr: sp.Basic) -> sp.Basic:
-        # functions first, derivatives taken, then the numbers: a derivative's variable
-        # must still be a symbol when it is differentiated
-        return applied(expr).xreplace(values)
-
-    def applied(expr: sp.Basic) -> sp.Basic:
-        result = _apply_functions(sp.sympify(expr), functions)
-        if result.has(sp.Derivative, sp.Subs):
-            result = result.doit()
-        return result
-
-    def at(formula: sp.Basic) -> sp.Basic:
-        # Relations are rebuilt unevaluated: sympy never settles one numerically here.
-        if isinstance(formula, sp.core.relational.Relational):
-            return type(formula)(value_at(formula.lhs), value_at(formula.rhs), evaluate=False)
-        if isinstance(formula, (sp.And, sp.Or, sp.Not, sp.Implies, sp.Equivalent)):
-            return type(formula)(*(at(a) for a in formula.args), evaluate=False)
-        return value_at(formula)
-
-    def holds(formula: sp.Basic, what: str) -> None:
+    def holds(self, formula: Term, what: str) -> None:
         """``formula`` holds at the witness (for every natural value of the naturals)."""
-        closed = at(formula)
-        free = closed.free_symbols - set(roots)
-        if free & natural_set and not (free - natural_set):
-            facts = [sp.Ge(s, 0, evaluate=False) for s in free & natural_set]
+        closed = self.closed(formula, what)
+        free = terms.free_names(closed) - set(self.roots)
+        if free and free <= self.naturals:
+            facts = [terms.rel("ge", terms.sym(s), terms.ZERO) for s in sorted(free)]
             try:
                 require(facts, closed, f"{what} for every natural value")
             except ProofError as error:
                 raise VacuityError(str(error)) from None
             return
         if free:
-            raise VacuityError(
-                f"the witness gives no value to {sorted(map(str, free))[0]} (in {what})"
-            )
-        if closed.atoms(AppliedUndef):
-            raise VacuityError(f"the witness gives no function for {sp.sstr(closed)}")
-        _require_true(closed, roots, what)
+            raise VacuityError(f"the witness gives no value to {sorted(free)[0]} (in {what})")
+        if terms.free_functions(closed):
+            raise VacuityError(f"the witness gives no function for {show(closed)}")
+        self.require_true(closed, what)
 
-    def in_domain(expr: sp.Basic, what: str) -> None:
-        """Every partial operation of ``expr`` is inside its real domain at the witness.
+    def require_true(self, closed: Term, what: str) -> None:
+        try:
+            verdict = self.evaluator.truth(closed)
+        except _Undecided as error:
+            raise VacuityError(f"{what}: undecided at the witness ({error})") from None
+        if not verdict:
+            raise VacuityError(f"{what} fails at the witness")
 
-        Read from ``expr`` as written, from each witness function's body at the
-        arguments it is applied to (``sqrt(t)`` at ``f(x)`` needs ``x >= 0`` even where
-        sympy turns ``f(x)**2`` into ``x``), and from ``expr`` with the functions applied;
-        innermost first, so that the message names the first operation that fails.
-        Every function value at a closed point must be a finite real number.
-        """
-        conditions = list(domain_conditions(expr))
-        applications = sorted(sp.sympify(expr).atoms(AppliedUndef), key=sp.default_sort_key)
-        for application in applications:
-            body = functions.get(type(application))
-            if body is None:
-                continue
-            arguments = dict(zip(body.variables, application.args, strict=True))
-            with sp.evaluate(False):  # the body at the arguments, not yet simplified
-                composed = body.expr.xreplace(arguments)
-            conditions += [
-                (condition, f"{name}, in {sp.sstr(application)}")
-                for condition, name in domain_conditions(composed)
-            ]
-        conditions += domain_conditions(applied(expr))
-        for condition, name in reversed(conditions):
-            holds(condition, f"{what}: {name}")
-        for application in applications:
-            if type(application) in functions:
-                value = value_at(application)
-                if not value.free_symbols - set(roots):
-                    _require_real(value, roots, f"{what}: the value of {sp.sstr(application)}")
+    def in_domain(self, expr: Term, what: str) -> None:
+        """Every partial operation of ``expr``, values put in and functions applied,
+        lies inside its real domain at the witness (innermost first)."""
+        # named as written (the functions applied, the names kept), decided at the values
+        composed = self.closed(expr, what, values=False)
+        for condition, name in reversed(terms.domain_conditions(composed)):
+            self.holds(condition, f"{what}: {name}")
+        closed = self.closed(expr, what)
+        for condition, name in reversed(terms.domain_conditions(closed)):
+            self.holds(condition, f"{what}: {name}")
 
-    def value_of(expr: sp.Basic, what: str) -> sp.Basic:
-        """The finite real value of the closed expression ``expr`` at the witness."""
-        in_domain(expr, what)
-        value = value_at(expr)
-        _require_real(value, roots, what)
-        return value
+    def value_of(self, expr: Term, what: str) -> Term:
+        """The closed value of ``expr`` at the witness, every partial operation defined."""
+        self.in_domain(expr, what)
+        return self.closed(expr, what)
 
-    for key, value in list(values.items()):
-        _require_real(value, roots, f"the witness value of {key}")
-        in_domain(value, f"the witness value of {key}")
-    for family in definitions.families.values():
-        missing = [s for s in family.index if s not in values]
-        if missing:
-            raise VacuityError(
-                f"the witness gives no value to {missing[0]} (family {family.name!r})"
-            )
-    for definition in definitions.items:
-        if isinstance(definition, SumOver):
-            family = definition.family
-            count = value_of(family.count, f"the count of {family.name!r}")
-            if not (count.is_Integer and count >= 0):
+    def natural(self, count: Term, what: str) -> Fraction:
+        closed = self.value_of(count, what)
+        try:
+            terms.check_size(closed, what)
+            value = Bridge(opaque=()).expr(closed)
+        except TermError as error:
+            raise VacuityError(f"{what}: {error}") from None
+        if not (
+            type(value) in (sp.Integer, sp.core.numbers.Zero, sp.core.numbers.One) and value >= 0
+        ):
+            raise VacuityError(f"{what} is {value} at the witness, not a natural number")
+        return Fraction(int(value))
+
+    def check(self, assumptions: Sequence[Term]) -> str:
+        for name, value in list(self.values.items()):
+            self.in_domain(value, f"the witness value of {name}")
+        for family in self.definitions.families.values():
+            missing = [s for s in family.index if s not in self.values]
+            if missing:
                 raise VacuityError(
-                    f"the count {sp.sstr(family.count)} of {family.name!r} is {sp.sstr(count)} at "
-                    "the witness, not a natural number"
+                    f"the witness gives no value to {missing[0]} (family {family.name!r})"
                 )
-            for relation in family.domain:
-                where = f"the domain of {family.name!r}: {relation}"
-                in_domain(relation, where)
-                _require_true(at(relation), roots, where)
-            if definition.var is None:
-                term = value_of(definition.term, f"the term of {sp.sstr(definition.symbol)}")
-                values[definition.symbol] = count * term
-            else:
-                var = definition.var
-                body = count * _apply_functions(
-                    definition.term.xreplace({k: v for k, v in values.items() if k != var}),
-                    functions,
+        for definition in self.definitions.items:
+            if isinstance(definition, SumDef):
+                family = definition.family
+                count = self.natural(
+                    family.count, f"the count {show(family.count)} of {family.name!r}"
                 )
-                functions[type(definition.symbol)] = sp.Lambda(var, body)
-        elif isinstance(definition, Let):
-            values[definition.symbol] = value_of(
-                definition.expression, f"the value of {sp.sstr(definition.symbol)}"
-            )
-        elif isinstance(definition, RealRoot):
-            placeholder = sp.Dummy(str(definition.symbol), real=True)
-            roots[placeholder] = definition
-            values[definition.symbol] = placeholder
-    for assumption in assumptions:
-        where = f"the assumption {sp.sstr(assumption)}"
-        in_domain(assumption, where)
-        holds(assumption, where)
-    given = ", ".join(f"{k} = {sp.sstr(v)}" for k, v in witness.items() if isinstance(k, sp.Symbol))
-    return f"every assumption holds at the witness {given or '(no free symbols)'}"
-
-
-def _require_true(formula: sp.Basic, roots: Mapping[sp.Symbol, RealRoot], what: str) -> None:
-    try:
-        holds = _truth(formula, roots)
-    except _Undecided as error:
-        raise VacuityError(f"{what}: undecided at the witness ({error})") from None
-    if not holds:
-        raise VacuityError(f"{what} fails at the witness")
+                for relation in family.domain:
+                    where = f"the domain of {family.name!r}: {show(relation)}"
+                    self.in_domain(relation, where)
+                    self.require_true(self.closed(relation, where), where)
+                if definition.var is None:
+                    term = self.value_of(definition.term, f"the term of {definition.name}")
+                    self.values[definition.name] = terms.mul(terms.num(count), term)
+                else:
+                    var = definition.var
+                    others = {k: v for k, v in self.values.items() if k != var}
+                    body = terms.substitute(definition.term, others)
+                    self.functions[definition.name] = ((var,), terms.mul(terms.num(count), body))
+            elif isinstance(definition, LetDef):
+                self.values[definition.name] = self.value_of(
+                    definition.expression, f"the value of {definition.name}"
+                )
+            elif isinstance(definition, RootDef):
+                self.roots[definition.name] = definition
+        for assumption in assumptions:
+            where = f"the assumption {show(assumption)}"
+            self.in_domain(assumption, where)
+            self.holds(assumption, where)
+        given = ", ".join(
+            f"{e.name} = {show(e.value)}" for e in self.given if isinstance(e, WitnessValue)
+        )
+        return f"every assumption holds at the witness {given or '(no free symbols)'}"

@@ -1,143 +1,182 @@
-"""Translation of sympy formulas into z3's real arithmetic, assuming nothing it does not know.
+"""Translation of terms into z3's real arithmetic, assuming nothing it does not know.
 
 The field operations, integer powers, ``Abs``, ``Max``, ``Min`` and ``Piecewise`` are
-translated exactly.  Exponentials are first rewritten by :func:`exp_to_rational` (one
-positive variable per linear generator of their arguments, shared by all formulas of one
-query), so that ``exp(-x) = 1/exp(x)`` and ``exp(a - b) = exp(a)/exp(b)`` are known to z3;
-those variables, and nothing else, are known to be positive.
+translated exactly, from the kernel's terms (sympy is never involved).  A negative power
+``b**-k`` is ``(1/b)**k``, and ``1/0`` is z3's own unspecified value: the reading every
+decider shares (:mod:`~softmax_dispersion.theory.terms`).  Exponentials become products
+of positive variables: the argument of each ``exp`` is expanded into a sum of rational
+multiples of monomials, and each monomial (divided by its coefficient's denominator)
+gets one positive variable ``t = exp(monomial)``, shared by every formula of a query, so
+that ``exp(-x) = 1/exp(x)`` and ``exp(a - b) = exp(a)/exp(b)`` are known to z3; those
+variables, and nothing else, are known to be positive.
 
 What needs a sign is given one only when a hypothesis states it, as a conjunct
-``b > 0`` (or ``b >= 0``) of the hypotheses, word for word:
+``b > 0`` (or ``b >= 0``) of the hypotheses, compared in canonical form:
 
-* a power ``b**y`` with a symbolic exponent is ``exp(y log b)`` (a positive variable)
-  only for a positive base, and ``exp(k log b) = b**k`` only for a positive ``b``;
+* a power ``b**y`` with a symbolic exponent is ``exp(y log b)`` only for a positive base,
+  and ``exp(k log b) = b**k`` only for a positive ``b``;
 * a fractional power ``b**(p/q)`` is the variable ``s >= 0`` with ``s**q = b**p`` only
   for ``b >= 0`` (``b > 0`` when ``p < 0``).
 
-Every other subterm (``log(...)``, such powers without a known base, a limit, a
-derivative, an applied function) becomes an *opaque* real variable without a sign, the
-same variable for the same subterm.  Forgetting what such a term means is sound for
-proving: if the negated goal is unsatisfiable with the term left free, it is
-unsatisfiable for its true value too, and for every value a partial operation outside
-its domain may stand for.  A division by zero is z3's own unspecified value, which is
-that same reading.  Non-real numbers, floats and infinities are refused
-(:class:`TypeError`), never translated.
+Every other subterm (``log(...)``, such powers without a known base, a derivative, an
+applied function) becomes an *opaque* real variable without a sign, the same variable
+for the same canonical subterm.  A limit is no real number at all: an equation
+``Limit(...) = value`` is an opaque *proposition*, and a limit anywhere else is refused,
+so that z3 never reads ``lim n < lim n + 1`` as arithmetic.  Forgetting what a term
+means is sound for proving: if the negated goal is unsatisfiable with the term left
+free, it is unsatisfiable for its true value too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 
-import sympy as sp
 import z3
-from sympy.core.function import AppliedUndef
 
-from softmax_dispersion.theory._exponentials import exp_to_rational
+from softmax_dispersion.theory import terms
+from softmax_dispersion.theory.terms import Term
 
 __all__ = ["prove_with_z3", "relevant_facts"]
 
+_MAX_MONOMIALS = 2_000
+_MAX_EXPANDED_POWER = 8
 
-def _signed(hypotheses: Iterable[sp.Basic]) -> tuple[set[sp.Basic], set[sp.Basic]]:
-    """The expressions stated positive, and those stated non-negative, by a conjunct."""
-    positive: set[sp.Basic] = set()
-    nonnegative: set[sp.Basic] = set()
+
+class Untranslatable(TypeError):
+    """A formula z3 cannot be given (a limit in arithmetic, an infinity, ...)."""
+
+
+def _signed(hypotheses: Sequence[Term]) -> tuple[set[Term], set[Term]]:
+    """The canonical terms stated positive, and those stated non-negative, by a conjunct."""
+    positive: set[Term] = set()
+    nonnegative: set[Term] = set()
     for fact in hypotheses:
-        for part in sp.And.make_args(fact):
-            if isinstance(part, (sp.StrictGreaterThan, sp.GreaterThan)) and part.rhs == 0:
-                side = part.lhs
-            elif isinstance(part, (sp.StrictLessThan, sp.LessThan)) and part.lhs == 0:
-                side = part.rhs
-            else:
-                continue
-            strict = isinstance(part, (sp.StrictGreaterThan, sp.StrictLessThan))
-            (positive if strict else nonnegative).add(side)
+        for raw in terms.conjuncts(fact):
+            part = terms.canonical(raw)
+            if part[0] in ("lt", "le") and part[2] == terms.ZERO:
+                (positive if part[0] == "lt" else nonnegative).add(part[3])
     return positive, nonnegative | positive
 
 
-def _positive_constant(expr: sp.Basic) -> bool:
-    return (expr.is_Rational and expr > 0) or expr is sp.pi or expr is sp.E
+def _z3_number(value: Fraction) -> z3.ArithRef:
+    return z3.RealVal(f"{value.numerator}/{value.denominator}")
+
+
+def _positive_constant(term: Term) -> bool:
+    value = terms.value_of(term)
+    return (value is not None and value > 0) or term[0] in ("pi", "E", "exp")
+
+
+Monomial = tuple[Term, ...]
 
 
 @dataclass
-class Z3Translator:
-    """Map sympy expressions to z3 terms, remembering the opaque subterms."""
+class Translator:
+    """Maps canonical terms to z3, remembering variables, atoms and generators."""
 
-    positive_symbols: set[sp.Basic] = field(default_factory=set)
-    positive: set[sp.Basic] = field(default_factory=set)
-    nonnegative: set[sp.Basic] = field(default_factory=set)
-    variables: dict[sp.Basic, z3.ArithRef] = field(default_factory=dict)
+    positive: set[Term] = field(default_factory=set)
+    nonnegative: set[Term] = field(default_factory=set)
+    variables: dict[str, z3.ArithRef] = field(default_factory=dict)
+    opaque: dict[Term, z3.ArithRef] = field(default_factory=dict)
+    generators: dict[Term, z3.ArithRef] = field(default_factory=dict)
+    propositions: dict[Term, z3.BoolRef] = field(default_factory=dict)
     side_conditions: list[z3.BoolRef] = field(default_factory=list)
     unknown_bases: list[str] = field(default_factory=list)
+    _cache: dict[Term, z3.ArithRef] = field(default_factory=dict)
 
-    def _is_positive(self, base: sp.Basic) -> bool:
+    def _is_positive(self, base: Term) -> bool:
+        base = terms.canonical(base)
         return base in self.positive or _positive_constant(base)
 
-    def _is_nonnegative(self, base: sp.Basic) -> bool:
-        return base in self.nonnegative or self._is_positive(base)
+    def _is_nonnegative(self, base: Term) -> bool:
+        return terms.canonical(base) in self.nonnegative or self._is_positive(base)
 
-    def term(self, expr: sp.Basic) -> z3.ArithRef:
-        """Translate an arithmetic sympy expression."""
-        expr = sp.sympify(expr)
-        if isinstance(expr, sp.Float) or expr.has(sp.I, sp.zoo, sp.nan, sp.oo, -sp.oo):
-            raise TypeError(f"not an exact real expression: {expr}")
-        if expr.is_Rational:
-            return z3.RealVal(f"{expr.p}/{expr.q}")
-        if expr.is_Symbol:
-            return self._variable(expr)
-        if expr is sp.pi:
-            return self._bounded(expr, sp.Rational(314, 100), sp.Rational(315, 100))
-        if expr.is_Add:
-            return z3.Sum([self.term(a) for a in expr.args])
-        if expr.is_Mul:
-            return z3.Product([self.term(a) for a in expr.args])
-        if isinstance(expr, (sp.Max, sp.Min)):
-            terms = [self.term(a) for a in expr.args]
-            result = terms[0]
-            for other in terms[1:]:
-                if isinstance(expr, sp.Max):
-                    result = z3.If(result >= other, result, other)
-                else:
-                    result = z3.If(result <= other, result, other)
+    def term(self, term: Term) -> z3.ArithRef:
+        """Translate a real term (as written: z3's search follows its shape)."""
+        found = self._cache.get(term)
+        if found is None:
+            found = self._term(term)
+            self._cache[term] = found
+        return found
+
+    def _term(self, term: Term) -> z3.ArithRef:
+        op = term[0]
+        if op == "num":
+            return _z3_number(Fraction(term[2], term[3]))
+        if op == "sym":
+            return self._variable(term[2])
+        if op == "pi":
+            return self._bounded(term, Fraction(314, 100), Fraction(315, 100))
+        if op == "E":
+            return self._exp(terms.ONE)
+        if op == "add":
+            return z3.Sum([self.term(c) for c in term.children])
+        if op == "mul":
+            return z3.Product([self.term(c) for c in term.children])
+        if op == "pow":
+            return self._power(term)
+        if op == "exp":
+            return self._exp(term[2])
+        if op in ("max", "min"):
+            parts = [self.term(c) for c in term.children]
+            result = parts[0]
+            for other in parts[1:]:
+                keep = result >= other if op == "max" else result <= other
+                result = z3.If(keep, result, other)
             return result
-        if isinstance(expr, sp.Abs):
-            inner = self.term(expr.args[0])
+        if op == "abs":
+            inner = self.term(term[2])
             return z3.If(inner >= 0, inner, -inner)
-        if isinstance(expr, sp.Piecewise):
-            otherwise: z3.ArithRef | None = None
-            for value, condition in reversed(expr.args):
-                if condition is sp.true:
-                    otherwise = self.term(value)
-                elif otherwise is None:
-                    raise TypeError(f"piecewise without a default branch: {expr}")
-                else:
-                    otherwise = z3.If(self.formula(condition), self.term(value), otherwise)
-            assert otherwise is not None
-            return otherwise
-        if expr.is_Pow and expr.exp.is_Integer:
-            k = int(expr.exp)
-            if abs(k) > 100_000:
-                raise TypeError(f"a power too large to expand: {expr}")
-            base = self.term(expr.base)
-            power = z3.Product([base] * abs(k)) if k else z3.RealVal(1)
-            return power if k >= 0 else 1 / power
-        if expr.is_Pow and expr.exp.is_Rational:
-            return self._root(expr)
-        return self._opaque(expr)
+        if op == "pw":
+            kids = term.children
+            pairs = list(zip(kids[0::2], kids[1::2], strict=True))
+            if pairs[-1][1] != terms.TRUE:
+                raise Untranslatable(f"a Piecewise without a default branch: {terms.show(term)}")
+            result = self.term(pairs[-1][0])
+            for value, condition in reversed(pairs[:-1]):
+                result = z3.If(self.formula(condition), self.term(value), result)
+            return result
+        if op in ("log", "app", "der"):
+            key = terms.canonical(term)
+            if key[0] != op:  # log(1) is 0, log(exp(x)) is x: what the canonical form knows
+                return self.term(key)
+            return self._opaque(term)
+        if op == "lim":
+            raise Untranslatable(
+                f"{terms.show(term)} is a limit, not a real number: only an equation "
+                "Limit(...) = value is read (as a proposition)"
+            )
+        raise Untranslatable(f"not a real term z3 reads: {terms.show(term)}")
 
-    def _root(self, expr: sp.Pow) -> z3.ArithRef:
+    def _power(self, term: Term) -> z3.ArithRef:
+        base, exponent = term[2], term[3]
+        k = terms.value_of(exponent)
+        if k is not None and k.denominator == 1:
+            count = abs(int(k))
+            factor = self.term(base) if k > 0 else 1 / self.term(base)
+            return _power_of(factor, count)
+        if k is not None:
+            return self._root(term, int(k.numerator), int(k.denominator))
+        if self._is_positive(base):  # b**y = exp(y log b) for b > 0
+            return self._exp(terms.mul(exponent, terms.log(base)))
+        self._note_base(term)
+        return self._opaque(term)
+
+    def _root(self, term: Term, p: int, q: int) -> z3.ArithRef:
         """``b**(p/q)`` as ``s >= 0`` with ``s**q = b**p``, for a base of known sign."""
-        p, q = int(expr.exp.p), int(expr.exp.q)
-        if not (self._is_positive(expr.base) or (p > 0 and self._is_nonnegative(expr.base))):
-            self._note_base(expr)
-            return self._opaque(expr)
-        if expr in self.variables:
-            return self.variables[expr]
-        root = z3.Real(f"root{len(self.variables)}[{expr}]")
-        self.variables[expr] = root
-        base = self.term(expr.base)
+        base = term[2]
+        if not (self._is_positive(base) or (p > 0 and self._is_nonnegative(base))):
+            self._note_base(term)
+            return self._opaque(term)
+        key = terms.canonical(term)
+        if key in self.opaque:
+            return self.opaque[key]
+        root = z3.Real(f"#root{len(self.opaque)}")
+        self.opaque[key] = root
         power_of_root = z3.Product([root] * q)
-        power_of_base = z3.Product([base] * abs(p))
+        power_of_base = z3.Product([self.term(base)] * abs(p))
         self.side_conditions.append(root >= 0)
         if p > 0:
             self.side_conditions.append(power_of_root == power_of_base)
@@ -145,147 +184,211 @@ class Z3Translator:
             self.side_conditions.append(power_of_root * power_of_base == 1)
         return root
 
-    def formula(self, expr: sp.Basic) -> z3.BoolRef:
-        """Translate a sympy relational or boolean combination of relationals."""
-        expr = sp.sympify(expr)
-        if expr is sp.true:
+    def _exp(self, argument: Term) -> z3.ArithRef:
+        """``exp(argument)`` as a product of powers of positive generators."""
+        factors: list[z3.ArithRef] = []
+        for monomial, coefficient in _expand(argument).items():
+            p, q = coefficient.numerator, coefficient.denominator
+            body = terms.canonical(terms.mul(*monomial)) if monomial else terms.ONE
+            if q != 1:
+                body = terms.canonical(terms.mul(terms.num(1, q), body))
+            if body[0] == "log" and self._is_positive(body[2]) and abs(p) <= terms.MAX_EXPONENT:
+                inner = self.term(body[2])  # exp(p log x) = x**p for x > 0
+                factors.append(_power_of(inner, abs(p)) if p > 0 else 1 / _power_of(inner, abs(p)))
+                continue
+            generator = self.generators.get(body)
+            if generator is None:
+                generator = z3.Real(f"#t{len(self.generators)}")
+                self.generators[body] = generator
+                self.side_conditions.append(generator > 0)
+            if abs(p) > 100_000:
+                raise Untranslatable(f"an exponential power too large: exp({terms.show(argument)})")
+            power = _power_of(generator, abs(p))
+            factors.append(power if p > 0 else 1 / power)
+        return z3.Product(factors) if factors else z3.RealVal(1)
+
+    def formula(self, formula: Term) -> z3.BoolRef:
+        """Translate a formula (as written)."""
+        op = formula[0]
+        if op == "true":
             return z3.BoolVal(True)
-        if expr is sp.false:
+        if op == "false":
             return z3.BoolVal(False)
-        relations = {
-            sp.StrictLessThan: lambda a, b: a < b,
-            sp.LessThan: lambda a, b: a <= b,
-            sp.StrictGreaterThan: lambda a, b: a > b,
-            sp.GreaterThan: lambda a, b: a >= b,
-            sp.Equality: lambda a, b: a == b,
-            sp.Unequality: lambda a, b: a != b,
-        }
-        for kind, build in relations.items():
-            if type(expr) is kind:
-                return build(self.term(expr.lhs), self.term(expr.rhs))
-        if isinstance(expr, sp.And):
-            return z3.And([self.formula(a) for a in expr.args])
-        if isinstance(expr, sp.Or):
-            return z3.Or([self.formula(a) for a in expr.args])
-        if isinstance(expr, sp.Not):
-            return z3.Not(self.formula(expr.args[0]))
-        if isinstance(expr, sp.Implies):
-            return z3.Implies(self.formula(expr.args[0]), self.formula(expr.args[1]))
-        if isinstance(expr, sp.Equivalent):
-            a, b = expr.args
-            return self.formula(a) == self.formula(b)
-        raise TypeError(f"cannot translate {expr!r} into a z3 formula")
+        if op in terms.RELATIONS:
+            lhs, rhs = formula[2], formula[3]
+            if "lim" in (lhs[0], rhs[0]):
+                return self._proposition(formula)
+            a, b = self.term(lhs), self.term(rhs)
+            return {
+                "eq": lambda: a == b,
+                "ne": lambda: a != b,
+                "lt": lambda: a < b,
+                "le": lambda: a <= b,
+                "gt": lambda: a > b,
+                "ge": lambda: a >= b,
+            }[op]()
+        kids = [self.formula(c) for c in formula.children]
+        if op == "and":
+            return z3.And(kids)
+        if op == "or":
+            return z3.Or(kids)
+        if op == "not":
+            return z3.Not(kids[0])
+        if op == "implies":
+            return z3.Implies(kids[0], kids[1])
+        if op == "equiv":
+            return z3.And([kids[0] == other for other in kids[1:]])
+        raise Untranslatable(f"not a formula z3 reads: {terms.show(formula)}")
 
-    def _variable(self, symbol: sp.Basic) -> z3.ArithRef:
-        if symbol not in self.variables:
-            var = z3.Real(f"{symbol}#{len(self.variables)}")
-            self.variables[symbol] = var
-            if symbol in self.positive_symbols:  # t = exp(.), and only those
-                self.side_conditions.append(var > 0)
-        return self.variables[symbol]
+    def _proposition(self, formula: Term) -> z3.BoolRef:
+        """``Limit(...) = value`` as an opaque proposition (the same for the same one)."""
+        if formula[0] != "eq":
+            raise Untranslatable(f"{terms.show(formula)}: a limit is only ever equated")
+        key = terms.canonical(formula)
+        found = self.propositions.get(key)
+        if found is None:
+            found = z3.Bool(f"#limit{len(self.propositions)}")
+            self.propositions[key] = found
+        return found
 
-    def _bounded(self, expr: sp.Basic, lo: sp.Rational, hi: sp.Rational) -> z3.ArithRef:
-        var = self._opaque(expr)
-        self.side_conditions += [
-            var > z3.RealVal(f"{lo.p}/{lo.q}"),
-            var < z3.RealVal(f"{hi.p}/{hi.q}"),
-        ]
+    def _variable(self, name: str) -> z3.ArithRef:
+        if name not in self.variables:
+            self.variables[name] = z3.Real(f"{name}#{len(self.variables)}")
+        return self.variables[name]
+
+    def _bounded(self, term: Term, lo: Fraction, hi: Fraction) -> z3.ArithRef:
+        var = self._opaque(term)
+        self.side_conditions += [var > _z3_number(lo), var < _z3_number(hi)]
         return var
 
-    def _note_base(self, expr: sp.Basic) -> None:
-        note = f"{expr} (no stated sign for its base {expr.base})"
+    def _note_base(self, term: Term) -> None:
+        note = f"{terms.show(term)} (no stated sign for its base {terms.show(term[2])})"
         if note not in self.unknown_bases:
             self.unknown_bases.append(note)
 
-    def _opaque(self, expr: sp.Basic) -> z3.ArithRef:
-        if expr.is_Pow and not expr.exp.is_Integer:
-            self._note_base(expr)
-        if expr not in self.variables:
-            self.variables[expr] = z3.Real(f"opaque{len(self.variables)}[{expr}]")
-        return self.variables[expr]
+    def _opaque(self, term: Term) -> z3.ArithRef:
+        key = terms.canonical(term)  # the same variable for the same canonical term
+        if key not in self.opaque:
+            self.opaque[key] = z3.Real(f"#opaque{len(self.opaque)}")
+        return self.opaque[key]
 
 
-def relevant_facts(facts: list[sp.Basic], goal: sp.Basic, hops: int | None) -> list[sp.Basic]:
-    """The conjuncts of ``facts`` linked to ``goal`` by shared symbols within ``hops``.
+def _power_of(base: z3.ArithRef, k: int) -> z3.ArithRef:
+    """``base**k`` for ``k >= 0``: a product for small ``k``, z3's power beyond."""
+    if k <= 16:
+        return z3.Product([base] * k) if k else z3.RealVal(1)
+    return base**k
+
+
+def _expand(term: Term) -> dict[Monomial, Fraction]:
+    """``term`` as a sum of rational multiples of monomials (products of atoms)."""
+    op = term[0]
+    value = terms.value_of(term)
+    if value is not None:
+        return {(): value} if value else {}
+    if op == "add":
+        total: dict[Monomial, Fraction] = {}
+        for child in term.children:
+            for monomial, c in _expand(child).items():
+                total[monomial] = total.get(monomial, Fraction(0)) + c
+        return {m: c for m, c in total.items() if c}
+    if op == "mul":
+        product: dict[Monomial, Fraction] = {(): Fraction(1)}
+        for child in term.children:
+            product = _times(product, _expand(child))
+        return product
+    k = terms.integer_exponent(term)
+    if k is not None and 0 < k <= _MAX_EXPANDED_POWER and term[2][0] in ("add", "mul"):
+        base = _expand(term[2])
+        result: dict[Monomial, Fraction] = {(): Fraction(1)}
+        for _ in range(k):
+            result = _times(result, base)
+        return result
+    return {(term,): Fraction(1)}
+
+
+def _times(
+    left: dict[Monomial, Fraction], right: dict[Monomial, Fraction]
+) -> dict[Monomial, Fraction]:
+    product: dict[Monomial, Fraction] = {}
+    for m1, c1 in left.items():
+        for m2, c2 in right.items():
+            monomial = tuple(sorted(m1 + m2, key=terms.order_key))
+            product[monomial] = product.get(monomial, Fraction(0)) + c1 * c2
+    if len(product) > _MAX_MONOMIALS:
+        raise Untranslatable("an exponential's argument expands into too many terms")
+    return {m: c for m, c in product.items() if c}
+
+
+def _links(term: Term) -> frozenset[str]:
+    return terms.free_names(term) | {f"{f}()" for f in terms.free_functions(term)}
+
+
+def relevant_facts(facts: Sequence[Term], goal: Term, hops: int | None) -> list[Term]:
+    """The conjuncts of ``facts`` linked to ``goal`` by shared names within ``hops``.
 
     Leaving facts out can only make a proof fail, never make a false goal provable, so
     this is a sound way to keep z3's queries small.  ``hops=None`` keeps every fact.
     """
-    conjuncts = [c for fact in facts for c in sp.And.make_args(sp.sympify(fact))]
+    conjuncts = [part for fact in facts for part in terms.conjuncts(fact)]
     if hops is None:
         return conjuncts
-    reached = set(sp.sympify(goal).free_symbols)
-    chosen: list[sp.Basic] = []
+    reached = set(_links(goal))
+    chosen: list[Term] = []
+    taken: set[int] = set()
     for _ in range(hops):
-        new = [c for c in conjuncts if c not in chosen and c.free_symbols & reached]
+        new = [(i, c) for i, c in enumerate(conjuncts) if i not in taken and _links(c) & reached]
         if not new:
             break
-        chosen += new
-        for c in new:
-            reached |= c.free_symbols
+        for i, c in new:
+            taken.add(i)
+            chosen.append(c)
+            reached |= _links(c)
     return chosen
 
 
 def prove_with_z3(
-    hypotheses: list[sp.Basic], goal: sp.Basic, timeout_ms: int = 20_000
+    hypotheses: Sequence[Term], goal: Term, timeout_ms: int = 20_000
 ) -> tuple[str, str]:
     """Decide ``hypotheses ⇒ goal`` over the reals.
 
     A conjunction is proved part by part.  For each part, tries the facts nearest it
-    first (one, then two hops of shared symbols, each with a short timeout), then all
-    of them with the full timeout.  Returns
-    ``("proved", detail)`` when the negated goal is unsatisfiable, otherwise
-    ``("sat", counterexample)`` or ``("unknown", reason)``; only ``"proved"`` counts, and
-    a counterexample is only reported from the attempt with every fact.
+    first (one, then two hops of shared names, each with a short timeout), then all of
+    them with the full timeout.  Returns ``("proved", detail)`` when the negated goal is
+    unsatisfiable, otherwise ``("sat", counterexample)`` or ``("unknown", reason)``; only
+    ``"proved"`` counts, and a counterexample is only reported from the attempt with
+    every fact.
     """
-    parts = sp.And.make_args(sp.sympify(goal))
+    parts = terms.conjuncts(goal)
+    verdict, detail = "proved", ""
     for part in parts:  # each conjunct on its own, with the facts relevant to it
         for hops, budget in ((1, 2_000), (2, 4_000), (None, timeout_ms)):
             verdict, detail = _decide(relevant_facts(hypotheses, part, hops), part, budget)
             if verdict == "proved":
                 break
         if verdict != "proved":
-            return verdict, f"{detail} (in the part {sp.sstr(part)})" if len(parts) > 1 else detail
+            where = f" (in the part {terms.show(part)})" if len(parts) > 1 else ""
+            return verdict, f"{detail}{where}"
     return "proved", "negated goal unsatisfiable (z3 nlsat)"
 
 
-def _decide(hypotheses: list[sp.Basic], goal: sp.Basic, timeout_ms: int) -> tuple[str, str]:
-    generators: dict[sp.Expr, sp.Symbol] = {}
-    frozen: dict[sp.Basic, sp.Symbol] = {}
-
-    def freeze(expr: sp.Basic) -> sp.Symbol:
-        return frozen.setdefault(expr, sp.Dummy(f"frozen{len(frozen)}", real=True))
-
-    def opaque_wholes(formula: sp.Basic) -> sp.Basic:
-        # Limits, derivatives and unknown functions are opaque as wholes: nothing
-        # inside them is rewritten, so equal ones stay equal.
-        return sp.sympify(formula).replace(
-            lambda e: isinstance(e, (sp.Limit, sp.Derivative, sp.Subs, AppliedUndef)), freeze
-        )
-
-    hypotheses = [opaque_wholes(h) for h in hypotheses]
-    goal = opaque_wholes(goal)
-    positive, nonnegative = _signed(hypotheses)
-
-    def is_positive(base: sp.Expr) -> bool:
-        return base in positive or _positive_constant(base) or isinstance(base, sp.exp)
-
-    def rational(formula: sp.Basic) -> sp.Basic:
-        return exp_to_rational(formula, generators, is_positive)[0]
-
-    rational_hypotheses = [rational(h) for h in hypotheses]
-    rational_goal = rational(goal)
-    # The signs stated of bases, read again after the rewriting (a base may contain exp).
-    translator = Z3Translator(
-        positive_symbols=set(generators.values()),
-        positive={rational(b) for b in positive},
-        nonnegative={rational(b) for b in nonnegative},
-    )
+def _decide(hypotheses: Sequence[Term], goal: Term, timeout_ms: int) -> tuple[str, str]:
+    try:
+        target = terms.check_size(goal, "the goal")
+    except terms.TermError as error:
+        raise Untranslatable(str(error)) from None
+    # a fact too large to translate is left out (that can only make the proof fail)
+    facts = [h for h in hypotheses if terms.weight(h) <= terms.MAX_WEIGHT]
+    positive, nonnegative = _signed(facts)
+    translator = Translator(positive=positive, nonnegative=nonnegative)
     solver = z3.Solver()
     solver.set("timeout", timeout_ms)
-    for fact in rational_hypotheses:
-        solver.add(translator.formula(fact))
-    solver.add(z3.Not(translator.formula(rational_goal)))
+    for fact in facts:  # the facts first: z3's variable order follows them
+        try:
+            solver.add(translator.formula(fact))
+        except Untranslatable:
+            continue  # a fact left out can only make the proof fail
+    solver.add(z3.Not(translator.formula(target)))
     solver.add(*translator.side_conditions)
     verdict = solver.check()
     if verdict == z3.unsat:

@@ -1,18 +1,22 @@
 """Proof certificates: everything needed to re-decide every step, in one JSON file.
 
-A certificate lists every checked claim, cited claims first, each with
+A certificate (format version 3) lists every checked claim, cited claims first, each with
 
-* ``hash``: the SHA-256 of its ``content`` (canonical JSON), which is what a citing claim
+* ``content``: the frozen claim as data (:mod:`~softmax_dispersion.theory._serial`): the
+  statement, the assumptions, the definitions (families, sums, abbreviations, roots),
+  the witness, the natural-number symbols, the cited claims' hashes and every step (its
+  rule's name and every input, nested termwise sub-steps included), every expression a
+  JSON tree of the kernel's term nodes;
+* ``hash``: the SHA-256 of ``content`` (canonical JSON), which is what a citing claim
   names;
-* ``content``: the statement, the assumptions, the definitions (families, sums,
-  abbreviations, roots), the witness, the natural-number symbols, the cited claims'
-  hashes and every step (its rule's name and every input, nested termwise sub-steps
-  included), each expression as sympy's ``srepr``, with a table of every symbol's and
-  every function's assumptions;
-* the verdict: whether it verified, the problem if not, the witness check, and per step
-  the method, the verdict, the detail, the time and the conclusion (as ``srepr``).
+* the readable fields, ``id``, ``title``, ``statement`` and, per step, ``rule``,
+  ``description`` and ``statement`` (the conclusion): each is *generated* from the
+  content, and ``recheck`` generates it again and refuses a file where they differ;
+* the verdict as it was reached (verified or the problem, the witness check, per step
+  the method, the verdict, the detail and the time): informative only, since ``recheck``
+  decides everything again.
 
-``softmax-dispersion recheck FILE`` (:mod:`softmax_dispersion.theory.recheck`) rebuilds
+``softmax-dispersion recheck FILE`` (:mod:`softmax_dispersion.theory.recheck`) reads
 every claim from ``content`` alone and re-decides it.
 """
 
@@ -24,17 +28,26 @@ from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
 
-import sympy as sp
+from softmax_dispersion.theory._core import FrozenStep, StepResult
+from softmax_dispersion.theory._serial import read_claim
+from softmax_dispersion.theory._snapshot import FrozenClaim
+from softmax_dispersion.theory.definitions import Definitions
+from softmax_dispersion.theory.kernel import ClaimResult, conclusion_of
+from softmax_dispersion.theory.terms import check_size, show
 
-from softmax_dispersion.theory._core import Step, StepResult
-from softmax_dispersion.theory.kernel import ClaimResult
-
-__all__ = ["CERTIFICATE_FORMAT", "FORMAT_VERSION", "build_certificate", "tool_versions"]
+__all__ = [
+    "CERTIFICATE_FORMAT",
+    "FORMAT_VERSION",
+    "build_certificate",
+    "readable_steps",
+    "tool_versions",
+]
 
 CERTIFICATE_FORMAT = "softmax-dispersion proof certificate"
 """The ``format`` field of every certificate."""
-FORMAT_VERSION = 2
-"""The ``format_version`` field: 2 records contents, hashes and conclusions."""
+FORMAT_VERSION = 3
+"""The ``format_version`` field: 3 writes expressions as JSON trees of the kernel's term
+nodes and binds the readable fields to the content."""
 
 
 def tool_versions() -> dict[str, str]:
@@ -48,25 +61,81 @@ def tool_versions() -> dict[str, str]:
     return versions
 
 
-def _step_record(step: Step, result: StepResult) -> dict[str, Any]:
-    record = result.to_dict()
-    record["conclusion"] = sp.srepr(type(step).conclusion.fget(step))  # type: ignore[attr-defined]
-    subs = step.sub_steps()
-    if subs and result.substeps:
+def _conclusion_text(step: FrozenStep, definitions: Definitions) -> str:
+    if step.error:
+        return "?"
+    try:
+        return show(check_size(conclusion_of(step, definitions), "the conclusion"))
+    except Exception:  # a step that cannot conclude anything (or too much) reads as "?"
+        return "?"
+
+
+def _method(step: FrozenStep) -> str:
+    from softmax_dispersion.theory.kernel import RULES
+
+    if step.error:
+        return "not decided"
+    for rule in RULES:
+        if rule.__name__ == step.rule:
+            return rule.method
+    return "not decided"
+
+
+def readable_steps(frozen: FrozenClaim, definitions: Definitions) -> list[dict[str, Any]]:
+    """The readable fields of every step, generated from the frozen claim.
+
+    Per step: its rule's name, its description, its conclusion as text and its rule's
+    method, and the same for its termwise sub-steps (``substeps``).
+    """
+
+    def record(step: FrozenStep) -> dict[str, Any]:
+        found: dict[str, Any] = {
+            "rule": step.rule,
+            "description": step.description,
+            "statement": _conclusion_text(step, definitions),
+            "method": _method(step),
+        }
+        termwise = step.inputs.get("termwise") if not step.error else None
+        if termwise:
+            found["substeps"] = [record(sub) for sub in termwise]
+        return found
+
+    return [record(step) for step in frozen.steps]
+
+
+def _step_record(readable: dict[str, Any], result: StepResult | None) -> dict[str, Any]:
+    record = {
+        "rule": readable["rule"],
+        "description": readable["description"],
+        "statement": readable["statement"],
+        "method": readable["method"],
+        "verdict": "verified" if result and result.verified else "failed",
+        "verified": bool(result and result.verified),
+        "detail": result.detail if result else "",
+        "seconds": round(result.seconds, 4) if result else 0.0,
+    }
+    subs = readable.get("substeps")
+    if subs:
+        outcomes: Sequence[StepResult | None] = result.substeps if result else ()
         record["substeps"] = [
-            _step_record(sub, sub_result)
-            for sub, sub_result in zip(subs, result.substeps, strict=False)
+            _step_record(sub, outcomes[i] if i < len(outcomes) else None)
+            for i, sub in enumerate(subs)
         ]
     return record
 
 
 def _claim_record(result: ClaimResult) -> dict[str, Any]:
-    claim = result.claim
-    content = claim.content(result.proof)
+    content = result.content()
+    frozen = read_claim(content)
+    try:
+        definitions = Definitions(frozen.definitions)
+    except ValueError:
+        definitions = Definitions(())
+    readable = readable_steps(frozen, definitions)
     return {
-        "id": claim.id,
-        "title": claim.title,
-        "statement": sp.sstr(claim.statement),
+        "id": frozen.id,
+        "title": frozen.title,
+        "statement": show(frozen.statement),
         "hash": result.content_hash,
         "verified": result.verified,
         "problem": result.problem,
@@ -74,20 +143,24 @@ def _claim_record(result: ClaimResult) -> dict[str, Any]:
         "seconds": round(result.seconds, 4),
         "content": content,
         "steps": [
-            _step_record(step, outcome)
-            for step, outcome in zip(result.proof, result.steps, strict=False)
+            _step_record(step, result.steps[i] if i < len(result.steps) else None)
+            for i, step in enumerate(readable)
         ],
     }
 
 
-def _with_cited(results: Sequence[ClaimResult], cache: dict[str, ClaimResult]) -> list[ClaimResult]:
+def _with_cited(results: Sequence[ClaimResult]) -> list[ClaimResult]:
     """The results, each preceded by those of the claims it cites (transitively), once."""
+    from softmax_dispersion.theory.kernel import checked
+
     ordered: list[ClaimResult] = []
     seen: set[str] = set()
 
     def visit(result: ClaimResult) -> None:
-        for cited in result.claim.cites:
-            visit(cited.check(cache))
+        for digest in result.content().get("cites", []):
+            cited = checked(digest)
+            if cited is not None:
+                visit(cited)
         if result.content_hash not in seen:
             seen.add(result.content_hash)
             ordered.append(result)
@@ -107,34 +180,32 @@ def build_certificate(
     results
         Claim results from :func:`softmax_dispersion.theory.check`.
     cache
-        The cache those results were checked with, so that cited claims are not
-        checked again (optional).
+        Accepted for compatibility; cited claims are found by their content hash among
+        the claims this kernel checked.
 
     Returns
     -------
     dict
         ``format``, ``format_version``, ``created`` (UTC, ISO 8601), ``tools``
         (versions), ``verified`` (every claim verified) and ``claims``, cited claims
-        first: per claim its ``hash``, its ``content`` and its verdict with every step.
+        first: per claim its ``hash``, its ``content``, its readable fields and its
+        verdict with every step.
 
     Examples
     --------
     >>> from softmax_dispersion.theory import check
     >>> certificate = build_certificate(check("T2"))
-    >>> certificate["verified"], certificate["claims"][0]["steps"][0]["verdict"]
-    (True, 'verified')
+    >>> certificate["format_version"], certificate["verified"]
+    (3, True)
     >>> certificate["claims"][0]["steps"][0]["rule"]
     'ExpMonotone'
     """
-    cache = {} if cache is None else cache
-    for result in results:
-        cache.setdefault(result.content_hash, result)
-    ordered = _with_cited(results, cache)
+    ordered = _with_cited([r for r in results if r.content_hash])
     return {
         "format": CERTIFICATE_FORMAT,
         "format_version": FORMAT_VERSION,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "tools": tool_versions(),
-        "verified": all(result.verified for result in ordered),
+        "verified": all(result.verified for result in ordered) and len(ordered) > 0,
         "claims": [_claim_record(result) for result in ordered],
     }

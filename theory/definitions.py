@@ -9,7 +9,10 @@ any step runs:
     A finite family of terms: ``count`` values of the ``index`` symbols, each satisfying
     the ``domain``.  The index symbols are bound: they stand for a generic member and may
     appear only inside the family's sums and their termwise sub-proofs.  A claim holds
-    for every family of the declared size and domain.
+    for every family of the declared size and domain.  The domain must be shown
+    non-empty wherever the assumptions hold: by ``member``, values of the index symbols
+    in the free symbols that the kernel proves inside the domain, or by a member the
+    kernel finds from the domain's bounds.
 :class:`SumOver`
     ``symbol := Σ term`` over a family.  The symbol may be a function of one variable,
     ``A(θ) := Σ term(θ)``, for a sum that is differentiated; :meth:`SumOver.at` names its
@@ -22,14 +25,16 @@ any step runs:
     interval, decided by exact root counting; the kernel adds ``P(symbol) = 0`` and
     ``lower < symbol < upper`` to the facts.
 
-The checks (:class:`Definitions`): every defined symbol is a plain real symbol (or a
-real function of one real variable) defined once, before it is used, never inside its
-own definition; index symbols are distinct from every defined symbol and appear nowhere
-else in the claim; definitions refer only to free symbols, their own family's index and
-earlier definitions.  So each definition is conservative: every value of the free
-symbols and every family extends to exactly one value of each defined symbol, and the
-definitions can never make a claim's hypotheses contradictory (the vacuity check sees
-to the assumptions).
+These classes are how a claim author writes definitions (sympy objects).  The kernel
+reads each one into its frozen form (:class:`FamilyDef`, :class:`SumDef`,
+:class:`LetDef`, :class:`RootDef`, of terms) and checks those (:class:`Definitions`):
+every defined symbol is a plain real symbol (or a real function of one real variable)
+defined once, before it is used, never inside its own definition; index symbols are
+distinct from every defined symbol and appear nowhere else in the claim; definitions
+refer only to free symbols, their own family's index and earlier definitions.  So each
+definition is conservative: every value of the free symbols and every family extends to
+exactly one value of each defined symbol, and a non-empty domain keeps the sums'
+rules from speaking of members that cannot exist.
 
 For example:
 
@@ -54,21 +59,21 @@ from typing import TypeAlias
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from softmax_dispersion.theory._expressions import (
-    ExpressionError,
-    is_real_symbol,
-    symbol_problem,
-    validate,
-)
+from softmax_dispersion.theory import terms
+from softmax_dispersion.theory.terms import Term
 
 __all__ = [
     "Definition",
     "DefinitionError",
     "Definitions",
     "Family",
+    "FamilyDef",
     "Let",
+    "LetDef",
     "RealRoot",
+    "RootDef",
     "SumAt",
+    "SumDef",
     "SumOver",
 ]
 
@@ -77,12 +82,27 @@ class DefinitionError(ValueError):
     """A definition that is malformed, circular, repeated or not fresh."""
 
 
-def _tuple(values: Iterable[object]) -> tuple[sp.Basic, ...]:
-    return tuple(sp.sympify(v) for v in values)
+def _sympy(value: object) -> object:
+    """An authored value as sympy: ints become integers; text is refused, never parsed."""
+    if isinstance(value, str):
+        raise TypeError("give a sympy expression, not text (text is never parsed)")
+    if type(value) is int:
+        return sp.Integer(value)
+    return value
+
+
+def _tuple(values: Iterable[object]) -> tuple[object, ...]:
+    if isinstance(values, str):
+        raise TypeError("give sympy expressions, not text")
+    return tuple(_sympy(v) for v in values)
 
 
 def _set(instance: object, name: str, value: object) -> None:
     object.__setattr__(instance, name, value)
+
+
+# --------------------------------------------------------------------------------------
+# Definitions as their authors write them (sympy)
 
 
 @dataclass(frozen=True)
@@ -102,6 +122,10 @@ class Family:
         Relations every member satisfies (say ``m <= e_j``, ``e_j <= M``).
     description
         What the family is, for readers.
+    member
+        Optional: values of the index symbols (expressions in the free symbols) that
+        satisfy the domain wherever the claim's assumptions hold, which shows the domain
+        non-empty.  Without it the kernel tries the domain's own bounds.
     """
 
     name: str
@@ -109,11 +133,14 @@ class Family:
     count: sp.Expr
     domain: tuple[sp.Basic, ...] = ()
     description: str = field(default="", compare=False)
+    member: tuple[sp.Expr, ...] | None = None
 
     def __post_init__(self) -> None:
         _set(self, "index", _tuple(self.index))
-        _set(self, "count", sp.sympify(self.count))
+        _set(self, "count", _sympy(self.count))
         _set(self, "domain", _tuple(self.domain))
+        if self.member is not None:
+            _set(self, "member", _tuple(self.member))
 
 
 @dataclass(frozen=True)
@@ -131,8 +158,8 @@ class SumOver:
     description: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        _set(self, "symbol", sp.sympify(self.symbol))
-        _set(self, "term", sp.sympify(self.term))
+        _set(self, "symbol", _sympy(self.symbol))
+        _set(self, "term", _sympy(self.term))
 
     @property
     def var(self) -> sp.Symbol | None:
@@ -154,7 +181,7 @@ class SumOver:
 
     def at(self, value: sp.Expr | int) -> SumAt:
         """The value ``A(value)`` of a function-valued sum: the same terms at ``value``."""
-        return SumAt(self, sp.sympify(value))
+        return SumAt(self, _sympy(value))
 
     @property
     def expression(self) -> sp.Expr:
@@ -188,17 +215,17 @@ class SumAt:
 
     @property
     def symbol(self) -> sp.Expr:
-        """``A(value)``."""
+        """``A(value)`` (for display)."""
         var = self.total.var
         assert var is not None
         return self.total.symbol.xreplace({var: self.value})
 
     @property
     def term(self) -> sp.Expr:
-        """The term at ``value``."""
+        """The term at ``value`` (for display)."""
         var = self.total.var
         assert var is not None
-        return self.total.term.subs(var, self.value)
+        return self.total.term.xreplace({var: self.value})
 
     @property
     def family(self) -> Family:
@@ -215,8 +242,8 @@ class Let:
     description: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        _set(self, "symbol", sp.sympify(self.symbol))
-        _set(self, "expression", sp.sympify(self.expression))
+        _set(self, "symbol", _sympy(self.symbol))
+        _set(self, "expression", _sympy(self.expression))
 
     @property
     def key(self) -> sp.Basic:
@@ -246,11 +273,11 @@ class RealRoot:
     description: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        _set(self, "symbol", sp.sympify(self.symbol))
-        _set(self, "polynomial", sp.sympify(self.polynomial))
-        _set(self, "var", sp.sympify(self.var))
-        _set(self, "lower", sp.sympify(self.lower))
-        _set(self, "upper", sp.sympify(self.upper))
+        _set(self, "symbol", _sympy(self.symbol))
+        _set(self, "polynomial", _sympy(self.polynomial))
+        _set(self, "var", _sympy(self.var))
+        _set(self, "lower", _sympy(self.lower))
+        _set(self, "upper", _sympy(self.upper))
 
     @property
     def key(self) -> sp.Basic:
@@ -271,37 +298,6 @@ class RealRoot:
         """``P(symbol) = 0`` (for display; the interval pins the root)."""
         return sp.Eq(self.polynomial.xreplace({self.var: self.symbol}), 0, evaluate=False)
 
-    def facts(self) -> list[sp.Basic]:
-        """``P(symbol) = 0``, ``lower < symbol`` and ``symbol < upper``."""
-        return [
-            self.equation,
-            sp.Lt(self.lower, self.symbol, evaluate=False),
-            sp.Lt(self.symbol, self.upper, evaluate=False),
-        ]
-
-    def isolate(self) -> None:
-        """Decide that exactly one root lies in ``(lower, upper)``, neither end a root."""
-        if self.polynomial.free_symbols - {self.var}:
-            raise DefinitionError(
-                f"{self.symbol}: the polynomial has parameters besides {self.var}"
-            )
-        try:
-            poly = sp.Poly(self.polynomial, self.var, domain="QQ")
-        except (sp.PolynomialError, sp.CoercionFailed) as error:
-            raise DefinitionError(
-                f"{self.symbol}: not a polynomial with rational coefficients ({error})"
-            ) from None
-        lo, hi = self.lower, self.upper
-        if not (lo.is_Rational and hi.is_Rational and lo < hi):
-            raise DefinitionError(f"{self.symbol}: the bounds must be rationals lower < upper")
-        if poly.is_zero:
-            raise DefinitionError(f"{self.symbol}: the zero polynomial has no isolated root")
-        if poly.eval(lo) == 0 or poly.eval(hi) == 0:
-            raise DefinitionError(f"{self.symbol}: an end of ({lo}, {hi}) is itself a root")
-        found = poly.count_roots(lo, hi)
-        if found != 1:
-            raise DefinitionError(f"{self.symbol}: ({lo}, {hi}) holds {found} roots, not 1")
-
 
 Definition: TypeAlias = SumOver | Let | RealRoot
 """A definition a claim may declare."""
@@ -309,39 +305,126 @@ Definition: TypeAlias = SumOver | Let | RealRoot
 DEFINITION_KINDS: tuple[type, ...] = (SumOver, Let, RealRoot)
 
 
-def _body(definition: Definition) -> list[sp.Basic]:
-    """The expressions a definition is made of (what it may refer to)."""
-    if isinstance(definition, SumOver):
-        family = definition.family
-        return [definition.term, family.count, *family.domain]
-    if isinstance(definition, Let):
-        return [definition.expression]
-    return [definition.polynomial.xreplace({definition.var: definition.symbol})]
+# --------------------------------------------------------------------------------------
+# Definitions as the kernel holds them (terms)
 
 
-def _own_symbols(definition: Definition) -> set[sp.Basic]:
-    """The free symbols a definition's body mentions, but for those it binds itself."""
-    symbols: set[sp.Basic] = set(sp.Tuple(*_body(definition)).free_symbols)
-    if isinstance(definition, SumOver):
-        symbols -= set(definition.family.index)
-        symbols.discard(definition.var)
-    if isinstance(definition, RealRoot):
-        symbols.discard(definition.symbol)
-    return symbols
+@dataclass(frozen=True)
+class FamilyDef:
+    """A family as the kernel holds it: index names, count, domain (and a member)."""
+
+    name: str
+    index: tuple[str, ...]
+    count: Term
+    domain: tuple[Term, ...]
+    member: tuple[Term, ...] | None = None
+    description: str = field(default="", compare=False)
+
+    def bound(self) -> tuple[Term, ...]:
+        """The count and the domain: what the family's shape is made of."""
+        return (self.count, *self.domain)
 
 
-def _mentions(exprs: Sequence[sp.Basic], key: sp.Basic) -> bool:
-    for expr in exprs:
-        if isinstance(key, sp.Symbol):
-            if key in expr.free_symbols:
-                return True
-        elif any(type(f) is key for f in expr.atoms(AppliedUndef)):
-            return True
-    return False
+@dataclass(frozen=True)
+class SumDef:
+    """``name := Σ term`` over the family named ``family`` (``name(var)`` if ``var``)."""
+
+    name: str
+    var: str | None
+    term: Term
+    family: FamilyDef
+    description: str = field(default="", compare=False)
+
+    @property
+    def symbol(self) -> Term:
+        """The sum as a term: ``S``, or ``A(var)``."""
+        return (
+            terms.sym(self.name) if self.var is None else terms.app(self.name, terms.sym(self.var))
+        )
+
+    def at(self, value: Term) -> Term:
+        """``A(value)``."""
+        return terms.app(self.name, value)
+
+    def term_at(self, value: Term) -> Term:
+        """The term at ``var = value`` (the kernel's substitution, nothing evaluated)."""
+        assert self.var is not None
+        return terms.substitute(self.term, {self.var: value})
+
+    def body(self) -> list[Term]:
+        """What the definition is made of."""
+        return [self.term, *self.family.bound()]
 
 
-def _keys_in(expr: sp.Basic, keys: Iterable[sp.Basic]) -> list[sp.Basic]:
-    return [key for key in keys if _mentions([expr], key)]
+@dataclass(frozen=True)
+class LetDef:
+    """``name := expression``."""
+
+    name: str
+    expression: Term
+    description: str = field(default="", compare=False)
+
+    @property
+    def symbol(self) -> Term:
+        """The defined symbol as a term."""
+        return terms.sym(self.name)
+
+    def body(self) -> list[Term]:
+        """What the definition is made of."""
+        return [self.expression]
+
+
+@dataclass(frozen=True)
+class RootDef:
+    """``name :=`` the one real root of ``polynomial`` (in ``var``) in ``(lower, upper)``."""
+
+    name: str
+    polynomial: Term
+    var: str
+    lower: Term
+    upper: Term
+    description: str = field(default="", compare=False)
+
+    @property
+    def symbol(self) -> Term:
+        """The defined symbol as a term."""
+        return terms.sym(self.name)
+
+    def body(self) -> list[Term]:
+        """What the definition is made of: the polynomial at the root."""
+        return [terms.substitute(self.polynomial, {self.var: self.symbol})]
+
+    def facts(self) -> list[Term]:
+        """``P(symbol) = 0``, ``lower < symbol`` and ``symbol < upper``."""
+        return [
+            terms.rel("eq", self.body()[0], terms.ZERO),
+            terms.rel("lt", self.lower, self.symbol),
+            terms.rel("lt", self.symbol, self.upper),
+        ]
+
+
+FrozenDefinition: TypeAlias = SumDef | LetDef | RootDef
+
+
+def _own_names(definition: FrozenDefinition) -> set[str]:
+    """The free names a definition's body mentions, but for those it binds itself."""
+    names: set[str] = set()
+    for expr in definition.body():
+        names |= terms.free_names(expr)
+    if isinstance(definition, SumDef):
+        names -= set(definition.family.index)
+        if definition.var is not None:
+            names.discard(definition.var)
+    if isinstance(definition, RootDef):
+        names.discard(definition.name)
+    return names
+
+
+def _mentions(exprs: Iterable[Term], definition: FrozenDefinition) -> bool:
+    """``exprs`` speak of ``definition`` (its symbol, or its function)."""
+    if isinstance(definition, SumDef) and definition.var is not None:
+        return any(definition.name in terms.free_functions(e) for e in exprs)
+    return any(definition.name in terms.free_names(e) for e in exprs)
 
 
 class Definitions:
@@ -350,91 +433,49 @@ class Definitions:
     Raises
     ------
     DefinitionError
-        For a definition that is not a kernel definition, a symbol defined twice or used
-        before its definition, a circular definition, an index symbol that is not fresh,
-        or an expression outside the kernel's language.
+        For a symbol defined twice or used before its definition, a circular definition,
+        an index symbol that is not fresh, a root not isolated, a family of two shapes.
     """
 
-    def __init__(self, definitions: Sequence[object]) -> None:
-        self.items: tuple[Definition, ...] = ()
-        self.families: dict[str, Family] = {}
-        self.by_key: dict[sp.Basic, Definition] = {}
-        items: list[Definition] = []
-        for position, definition in enumerate(definitions):
-            if type(definition) not in DEFINITION_KINDS:
-                raise DefinitionError(
-                    f"definition {position + 1} is a {type(definition).__name__}, not a "
-                    "kernel definition (SumOver, Let, RealRoot)"
-                )
-            items.append(definition)  # type: ignore[arg-type]
-        keys = [d.key for d in items]
-        for definition in items:
-            self._check_symbol(definition)
-            if definition.key in self.by_key:
-                raise DefinitionError(f"{_name(definition.key)} is defined twice")
-            self.by_key[definition.key] = definition
-        for position, definition in enumerate(items):
-            body = _body(definition)
-            for expr in body:
-                try:
-                    validate(expr, f"the definition of {_name(definition.key)}")
-                except ExpressionError as error:
-                    raise DefinitionError(str(error)) from None
-            # a root's own symbol is its value in the polynomial: only the polynomial counts
-            own = [definition.polynomial] if isinstance(definition, RealRoot) else body
-            if _mentions(own, definition.key):
-                raise DefinitionError(f"{_name(definition.key)} is defined in terms of itself")
-            later = [k for k in keys[position + 1 :] if _mentions(body, k)]
+    def __init__(self, definitions: Sequence[FrozenDefinition]) -> None:
+        self.items: tuple[FrozenDefinition, ...] = tuple(definitions)
+        self.families: dict[str, FamilyDef] = {}
+        self.by_name: dict[str, FrozenDefinition] = {}
+        for definition in self.items:
+            if definition.name in self.by_name:
+                raise DefinitionError(f"{definition.name} is defined twice")
+            self.by_name[definition.name] = definition
+        symbols = {d.name for d in self.items if not (isinstance(d, SumDef) and d.var)}
+        functions = {d.name for d in self.items if isinstance(d, SumDef) and d.var}
+        for position, definition in enumerate(self.items):
+            body = definition.body()
+            own = [definition.polynomial] if isinstance(definition, RootDef) else body
+            if _mentions(own, definition):
+                raise DefinitionError(f"{definition.name} is defined in terms of itself")
+            later = [d.name for d in self.items[position + 1 :] if _mentions(body, d)]
             if later:
                 raise DefinitionError(
-                    f"the definition of {_name(definition.key)} uses "
-                    f"{', '.join(_name(k) for k in later)}, defined after it"
+                    f"the definition of {definition.name} uses {', '.join(later)}, defined after it"
                 )
-            if isinstance(definition, SumOver):
-                self._add_family(definition.family, keys)
-            if isinstance(definition, RealRoot):
-                definition.isolate()
-        self.items = tuple(items)
+            if isinstance(definition, SumDef):
+                self._check_sum(definition, symbols | functions)
+            if isinstance(definition, RootDef):
+                isolate(definition)
         self._check_index_freshness()
 
-    @staticmethod
-    def _check_symbol(definition: Definition) -> None:
-        symbol = definition.symbol
-        if isinstance(definition, SumOver) and type(definition.family) is not Family:
-            raise DefinitionError(
-                f"the sum {sp.sstr(symbol)} ranges over {definition.family!r}, not a Family"
-            )
-        if isinstance(definition, SumOver) and isinstance(symbol, AppliedUndef):
-            var = definition.var
-            if var is None or not is_real_symbol(var):
-                raise DefinitionError(
-                    f"the sum {symbol} must be named by a real function of one real symbol"
-                )
-            try:
-                validate(symbol, "a sum's name")
-            except ExpressionError as error:
-                raise DefinitionError(str(error)) from None
-            family = definition.family
+    def _check_sum(self, definition: SumDef, defined: set[str]) -> None:
+        family = definition.family
+        var = definition.var
+        if var is not None:
             if var in family.index:
-                raise DefinitionError(f"{var}, the variable of {symbol}, is a summation index")
-            if var in sp.Tuple(family.count, *family.domain).free_symbols:
                 raise DefinitionError(
-                    f"the family of {symbol} depends on {var}: the same members must be "
-                    f"summed at every {var}"
+                    f"{var}, the variable of {definition.name}({var}), is a summation index"
                 )
-            return
-        if not isinstance(symbol, sp.Symbol):
-            raise DefinitionError(
-                f"a definition must name a fresh Symbol, not {sp.sstr(symbol)} "
-                f"({type(symbol).__name__})"
-            )
-        problem = symbol_problem(symbol)
-        if problem:
-            raise DefinitionError(f"a defined symbol: {problem}")
-
-    def _add_family(self, family: Family, keys: list[sp.Basic]) -> None:
-        if type(family) is not Family:
-            raise DefinitionError(f"{family!r} is not a kernel Family")
+            if any(var in terms.free_names(e) for e in family.bound()):
+                raise DefinitionError(
+                    f"the family of {definition.name}({var}) depends on {var}: the same "
+                    f"members must be summed at every {var}"
+                )
         known = self.families.get(family.name)
         if known is not None:
             if known != family:
@@ -444,101 +485,112 @@ class Definitions:
             raise DefinitionError(f"the family {family.name!r} has no index symbols")
         if len(set(family.index)) != len(family.index):
             raise DefinitionError(f"the family {family.name!r} repeats an index symbol")
-        for symbol in family.index:
-            problem = symbol_problem(symbol) if isinstance(symbol, sp.Basic) else "not sympy"
-            if problem:
-                raise DefinitionError(f"an index symbol of {family.name!r}: {problem}")
-            if symbol in keys:
-                raise DefinitionError(f"{symbol} is both a summation index and defined")
-        if family.count.free_symbols & set(family.index):
+        for name in family.index:
+            if name in defined:
+                raise DefinitionError(f"{name} is both a summation index and defined")
+        if terms.free_names(family.count) & set(family.index):
             raise DefinitionError(f"the count of {family.name!r} depends on its index")
-        for relation in family.domain:
-            relational = isinstance(relation, sp.Basic) and relation.is_Relational is True
-            if not relational and not isinstance(relation, (sp.And, sp.Or, sp.Not)):
-                raise DefinitionError(f"the domain of {family.name!r} must be relations")
+        if family.member is not None:
+            if len(family.member) != len(family.index):
+                raise DefinitionError(
+                    f"the member of {family.name!r} gives {len(family.member)} values for "
+                    f"{len(family.index)} index symbols"
+                )
+            for value in family.member:
+                if terms.free_names(value) & set(family.index):
+                    raise DefinitionError(
+                        f"the member of {family.name!r} must not mention its own index"
+                    )
         self.families[family.name] = family
 
     @property
-    def index_symbols(self) -> dict[sp.Symbol, list[Family]]:
-        """Each index symbol and the families it indexes."""
-        found: dict[sp.Symbol, list[Family]] = {}
+    def index_symbols(self) -> dict[str, list[FamilyDef]]:
+        """Each index name and the families it indexes."""
+        found: dict[str, list[FamilyDef]] = {}
         for family in self.families.values():
-            for symbol in family.index:
-                found.setdefault(symbol, []).append(family)
+            for name in family.index:
+                found.setdefault(name, []).append(family)
         return found
 
     def _check_index_freshness(self) -> None:
         """Index symbols appear only in their own families' sums."""
         index = self.index_symbols
         for definition in self.items:
-            var = definition.var if isinstance(definition, SumOver) else None
+            var = definition.var if isinstance(definition, SumDef) else None
             if var is not None and var in index:
-                raise DefinitionError(f"{var}, the variable of {definition.symbol}, is an index")
-            own = set(definition.family.index) if isinstance(definition, SumOver) else set()
-            for expr in _body(definition):
-                stray = (expr.free_symbols & set(index)) - own
+                raise DefinitionError(
+                    f"{var}, the variable of {definition.name}({var}), is an index"
+                )
+            own = set(definition.family.index) if isinstance(definition, SumDef) else set()
+            for expr in definition.body():
+                stray = (terms.free_names(expr) & set(index)) - own
                 if stray:
                     raise DefinitionError(
-                        f"the definition of {_name(definition.key)} uses "
-                        f"{', '.join(sorted(map(str, stray)))}, the index of another family"
+                        f"the definition of {definition.name} uses "
+                        f"{', '.join(sorted(stray))}, the index of another family"
                     )
+            if isinstance(definition, SumDef) and definition.family.member is not None:
+                for value in definition.family.member:
+                    stray = terms.free_names(value) & set(index)
+                    if stray:
+                        raise DefinitionError(
+                            f"the member of {definition.family.name!r} uses the index "
+                            f"{', '.join(sorted(stray))}"
+                        )
 
-    def stray_index(
-        self, exprs: Iterable[sp.Basic], allowed: Iterable[sp.Symbol] = ()
-    ) -> list[str]:
-        """The index symbols (other than ``allowed``) that occur in ``exprs``."""
+    def stray_index(self, exprs: Iterable[Term], allowed: Iterable[str] = ()) -> list[str]:
+        """The index names (other than ``allowed``) that occur in ``exprs``."""
         index = set(self.index_symbols) - set(allowed)
-        found: set[sp.Symbol] = set()
+        found: set[str] = set()
         for expr in exprs:
-            found |= expr.free_symbols & index
-        return sorted(map(str, found))
+            found |= terms.free_names(expr) & index
+        return sorted(found)
 
-    def facts(self) -> list[sp.Basic]:
+    def facts(self) -> list[Term]:
         """What the abbreviations and roots state: their defining equations."""
-        found: list[sp.Basic] = []
+        found: list[Term] = []
         for definition in self.items:
-            if isinstance(definition, Let):
-                found.append(definition.equation)
-            elif isinstance(definition, RealRoot):
+            if isinstance(definition, LetDef):
+                found.append(terms.rel("eq", definition.symbol, definition.expression))
+            elif isinstance(definition, RootDef):
                 found += definition.facts()
         return found
 
-    def resolve(self, total: object, what: str) -> SumOver | SumAt:
-        """``total`` if it is one of these sums (or a value of one), else an error."""
-        if type(total) is SumAt:
-            if type(total.total) is not SumOver or total.total.var is None:
-                raise DefinitionError(f"{what}: .at() names a value of a function-valued sum")
-            definition: object = total.total
-        elif type(total) is SumOver:
-            definition = total
-        else:
-            raise DefinitionError(f"{what}: {total!r} is not a SumOver")
-        key = definition.key  # type: ignore[attr-defined]
-        if self.by_key.get(key) != definition:
+    def sum(self, name: str, what: str) -> SumDef:
+        """The sum called ``name`` (or a :class:`DefinitionError` naming ``what``)."""
+        definition = self.by_name.get(name)
+        if not isinstance(definition, SumDef):
             raise DefinitionError(
-                f"{what}: the sum {_name(key)} is not among the claim's definitions "
+                f"{what}: the sum {name} is not among the claim's definitions "
                 "(declare it in the claim's definitions, once)"
             )
-        return total
+        return definition
+
+    def root(self, name: str) -> RootDef:
+        """The root called ``name``."""
+        definition = self.by_name.get(name)
+        if not isinstance(definition, RootDef):
+            raise DefinitionError(f"{name} is not a RealRoot among the claim's definitions")
+        return definition
 
     @property
-    def defined_symbols(self) -> set[sp.Basic]:
-        """The symbols (and function classes) defined here."""
-        return set(self.by_key)
+    def defined_names(self) -> set[str]:
+        """The names (symbols and functions) defined here."""
+        return set(self.by_name)
 
-    def mentioned(self, exprs: Sequence[sp.Basic]) -> list[Definition]:
+    def mentioned(self, exprs: Sequence[Term]) -> list[FrozenDefinition]:
         """The definitions whose symbols occur in ``exprs``, with what they depend on."""
-        wanted: list[Definition] = []
-        pending = [d for d in self.items if _mentions(exprs, d.key)]
+        wanted: list[FrozenDefinition] = []
+        pending = [d for d in self.items if _mentions(exprs, d)]
         while pending:
             definition = pending.pop()
             if definition in wanted:
                 continue
             wanted.append(definition)
-            pending += [d for d in self.items if _mentions(_body(definition), d.key)]
+            pending += [d for d in self.items if _mentions(definition.body(), d)]
         return [d for d in self.items if d in wanted]
 
-    def depending_on(self, exprs: Sequence[sp.Basic], var: sp.Symbol) -> list[str]:
+    def depending_on(self, exprs: Sequence[Term], var: str) -> list[str]:
         """The defined symbols in ``exprs`` whose definitions mention ``var``.
 
         Directly or through the definitions they use; a sum's own index and a
@@ -548,36 +600,44 @@ class Definitions:
         """
         found = []
         for definition in self.items:
-            if not _mentions(exprs, definition.key):
+            if not _mentions(exprs, definition):
                 continue
-            if any(var in _own_symbols(d) for d in self.mentioned([definition.symbol])):
-                found.append(_name(definition.key))
+            if any(var in _own_names(d) for d in self.mentioned([definition.symbol])):
+                found.append(definition.name)
         return found
 
-    @classmethod
-    def collect(cls, values: Iterable[object]) -> Definitions:
-        """The definitions named by step inputs, for checking a step on its own."""
-        found: list[object] = []
 
-        def visit(value: object) -> None:
-            if type(value) is SumAt:
-                value = value.total
-            if type(value) in DEFINITION_KINDS:
-                if value not in found:
-                    found.append(value)
-            elif isinstance(value, (tuple, list)):
-                for item in value:
-                    visit(item)
+def isolate(root: RootDef) -> None:
+    """Decide that exactly one root lies in ``(lower, upper)``, neither end a root."""
+    from softmax_dispersion.theory._bridge import Bridge
 
-        for value in values:
-            visit(value)
-        return cls(found)
+    if terms.free_names(root.polynomial) - {root.var}:
+        raise DefinitionError(f"{root.name}: the polynomial has parameters besides {root.var}")
+    lo, hi = terms.value_of(root.lower), terms.value_of(root.upper)
+    if lo is None or hi is None or not lo < hi:
+        raise DefinitionError(f"{root.name}: the bounds must be rationals lower < upper")
+    bridge = Bridge(opaque=())
+    try:
+        terms.check_size(root.polynomial, f"the polynomial of {root.name}")
+        var = bridge.symbol(root.var)
+        poly = sp.Poly(bridge.expr(root.polynomial), var, domain="QQ")
+    except (terms.TermError, sp.PolynomialError, sp.CoercionFailed) as error:
+        raise DefinitionError(
+            f"{root.name}: not a polynomial with rational coefficients ({error})"
+        ) from None
+    if poly.is_zero:
+        raise DefinitionError(f"{root.name}: the zero polynomial has no isolated root")
+    lo_q, hi_q = (
+        sp.Rational(lo.numerator, lo.denominator),
+        sp.Rational(hi.numerator, hi.denominator),
+    )
+    if poly.eval(lo_q) == 0 or poly.eval(hi_q) == 0:
+        raise DefinitionError(f"{root.name}: an end of ({lo_q}, {hi_q}) is itself a root")
+    found = poly.count_roots(lo_q, hi_q)
+    if found != 1:
+        raise DefinitionError(f"{root.name}: ({lo_q}, {hi_q}) holds {found} roots, not 1")
 
 
-def _name(key: sp.Basic) -> str:
-    return key.__name__ if isinstance(key, type) else sp.sstr(key)
-
-
-def name_of(definition: Definition) -> str:
+def name_of(definition: FrozenDefinition) -> str:
     """The defined symbol's name, as the kernel's messages print it."""
-    return _name(definition.key)
+    return definition.name

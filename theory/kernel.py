@@ -3,29 +3,34 @@
 A :class:`Claim` is a sympy statement with assumptions, definitions, a witness and a
 proof, a list of :class:`Step` objects.  Checking a claim
 
-1. checks its definitions (:mod:`~softmax_dispersion.theory.definitions`: fresh symbols,
-   each defined once, before use, never in terms of itself; index symbols bound);
-2. checks that its assumptions can all hold, at an explicit witness
-   (:mod:`~softmax_dispersion.theory._witness`): a claim with contradictory
-   assumptions fails;
-3. checks the claims it cites, once each (by content hash);
-4. walks the steps in order.  Each step must be an instance of one of the kernel's
-   :data:`RULES` (the set is closed), its inputs must be in the kernel's language
-   (exact rationals, real symbols: :mod:`~softmax_dispersion.theory._expressions`), and
-   its rule must decide its side conditions.  Only then is its conclusion added to the
-   *facts* (the assumptions, the definitions' equations, earlier conclusions).
+1. checks the claims it cites, once each (by content hash);
+2. *freezes* the claim (:mod:`~softmax_dispersion.theory._snapshot`): every expression
+   of the statement, the assumptions, the definitions, the witness and every step is
+   read into the kernel's own terms (:mod:`~softmax_dispersion.theory.terms`), by exact
+   node type, once; the content hash of this snapshot is the claim's identity, and the
+   Python objects are never consulted again;
+3. checks the definitions (fresh symbols, each defined once, before use, never in terms
+   of itself; index symbols bound; every family's domain shown non-empty where the
+   assumptions hold; every root isolated);
+4. checks that the assumptions can all hold, at an explicit witness
+   (:mod:`~softmax_dispersion.theory._witness`): a claim with contradictory assumptions
+   fails;
+5. walks the steps in order.  Each step must be an instance of one of the kernel's
+   :data:`RULES` exactly (the set is closed), and its rule must decide its side
+   conditions.  Only then is its conclusion, built by the kernel from the step's
+   inputs, added to the *facts* (the assumptions, the definitions' equations, earlier
+   conclusions).
 
 The claim is verified when all of this holds and the last conclusion is the statement.
+Its verdict is recorded by content hash in a registry only the kernel writes; a
+:class:`Cite` concludes the statement frozen there.
 
 The deciders: ``cancel`` after ``t = exp(.)`` for identities (with denominators,
 logarithms' arguments and powers' bases proved non-zero or positive), z3 for real
 arithmetic (``unknown`` and timeouts fail), exact real-root counting, and limits by
 sympy's Gruntz algorithm *and* the leading terms, with every parameter's sign a fact.
-
-Anything else (an exception, a timeout, a non-rational expression given to ``cancel``)
-fails the step loudly: nothing is ever assumed to hold because a method gave up.
-Every relation the kernel builds is unevaluated (``evaluate=False``): sympy never gets
-to settle a comparison numerically behind a checker's back.
+Anything else (an exception, a timeout, a term outside the grammar) fails the step
+loudly: nothing is ever assumed to hold because a method gave up.
 
 This module is the public import point of the kernel; the rules live in
 :mod:`~softmax_dispersion.theory.rules` and :mod:`~softmax_dispersion.theory.calculus`.
@@ -33,32 +38,40 @@ This module is the public import point of the kernel; the rules live in
 
 from __future__ import annotations
 
+import json
 import time
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import sympy as sp
 
-from softmax_dispersion.theory import _core
+from softmax_dispersion.theory import _core, terms
+from softmax_dispersion.theory._bridge import display
 from softmax_dispersion.theory._core import (
+    LOGIC,
     Z3_TIMEOUT_MS,
-    CitedClaim,
-    CitedResult,
+    CitedSnapshot,
+    ClaimRef,
     Context,
+    FrozenStep,
     ProofError,
     Step,
     StepResult,
+    SumRef,
     timed,
 )
-from softmax_dispersion.theory._expressions import (
-    ExpressionError,
-    is_real_symbol,
-    problems,
-    validate,
+from softmax_dispersion.theory._deciders import proved
+from softmax_dispersion.theory._expressions import ExpressionError
+from softmax_dispersion.theory._serial import canonical_json, content_hash, encode_claim
+from softmax_dispersion.theory._snapshot import (
+    Freezer,
+    FrozenClaim,
+    all_terms,
+    check_text,
+    collect_definitions,
+    freeze_definitions,
 )
-from softmax_dispersion.theory._serial import claim_content, content_hash
 from softmax_dispersion.theory._witness import VacuityError, check_witness
 from softmax_dispersion.theory.calculus import Differentiate, Monotone, SumDerivative
 from softmax_dispersion.theory.definitions import (
@@ -66,12 +79,15 @@ from softmax_dispersion.theory.definitions import (
     DefinitionError,
     Definitions,
     Family,
+    FamilyDef,
     Let,
     RealRoot,
     SumAt,
+    SumDef,
     SumOver,
 )
 from softmax_dispersion.theory.rules import (
+    CITED_STATEMENTS,
     Cite,
     ConvexCombination,
     ExpMonotone,
@@ -85,6 +101,7 @@ from softmax_dispersion.theory.rules import (
     SumOfTerms,
     WeightedSum,
 )
+from softmax_dispersion.theory.terms import Term, TermError, show
 
 __all__ = [
     "RULES",
@@ -116,6 +133,9 @@ __all__ = [
     "SumOfTerms",
     "SumOver",
     "WeightedSum",
+    "check_definitions",
+    "check_frozen",
+    "checked",
 ]
 
 RULES: tuple[type[Step], ...] = (
@@ -138,49 +158,64 @@ RULES: tuple[type[Step], ...] = (
 """The closed set of rules: a claim's step must be an instance of one of these exactly."""
 
 _RULES_BY_NAME = {rule.__name__: rule for rule in RULES}
+assert set(LOGIC) == set(RULES), "every rule has its logic, and nothing else does"
 
 
 # --------------------------------------------------------------------------------------
 # Checking steps
 
 
-def _input_problems(value: object, scope: Family | None, definitions: Definitions) -> list[str]:
-    """Why a step input is outside the kernel's language (empty when it is inside)."""
-    if value is None or isinstance(value, (bool, str)):
-        return []
+def _terms_of(value: object) -> list[Term]:
+    """The terms a frozen input holds (not those of nested steps: their own context)."""
+    if type(value) is Term:
+        return [value]
+    if isinstance(value, SumRef):
+        return [] if value.at is None else [value.at]
     if isinstance(value, tuple):
-        return [p for item in value for p in _input_problems(item, scope, definitions)]
-    if isinstance(value, Step) or type(value) in (SumOver, RealRoot, Family, Claim):
-        return []  # checked where they are used (resolved against the definitions)
-    if type(value) is SumAt:
-        return _input_problems(value.value, scope, definitions)
-    if isinstance(value, sp.Basic):
-        found = list(problems(value))
-        allowed = scope.index if scope is not None else ()
-        stray = definitions.stray_index([value], allowed)
+        return [t for item in value for t in _terms_of(item)]
+    return []
+
+
+def _index_problems(step: FrozenStep, context: Context) -> list[str]:
+    """Index symbols where the step's context does not bind them."""
+    logic = LOGIC[_RULES_BY_NAME[step.rule]]
+    found: list[str] = []
+    for name, value in step.inputs.items():
+        if logic.kinds.get(name) == "steps":
+            continue
+        allowed: tuple[str, ...] = context.scope.index if context.scope is not None else ()
+        if name in logic.generic_fields and context.scope is None:
+            total = step.inputs.get("total")
+            if isinstance(total, SumRef):
+                definition = context.definitions.by_name.get(total.name)
+                if isinstance(definition, SumDef):
+                    allowed = definition.family.index
+        stray = context.definitions.stray_index(_terms_of(value), allowed)
         if stray:
             found.append(
                 f"{', '.join(stray)} is a summation index: it may appear only in the "
                 "termwise sub-steps of a rule over its family"
             )
-        return found
-    return [f"an input of type {type(value).__name__} (the kernel takes sympy objects)"]
+    return found
 
 
-def _check_one(step: Step, context: Context) -> tuple[StepResult, sp.Basic | None]:
+def conclusion_of(step: FrozenStep, definitions: Definitions) -> Term:
+    """What ``step`` concludes, built by the kernel from its inputs."""
+    rule = _RULES_BY_NAME[step.rule]
+    return LOGIC[rule].conclusion(step, definitions)
+
+
+def _check_one(step: FrozenStep, context: Context) -> tuple[StepResult, Term | None]:
     """Decide one step in ``context``: its rule, its inputs, then the rule's decision."""
-    rule = type(step)
-    description = str(getattr(step, "description", ""))
-    if rule not in RULES or _RULES_BY_NAME.get(rule.__name__) is not rule:
-        detail = (
-            f"{rule.__name__} is not one of the kernel's rules; a claim may use only "
-            f"{', '.join(sorted(_RULES_BY_NAME))}"
-        )
+    rule = _RULES_BY_NAME.get(step.rule)
+    if step.error or rule is None:
+        detail = step.error or f"{step.rule} is not one of the kernel's rules"
         return (
-            StepResult(description, "not a kernel rule", "?", False, detail, 0.0, rule.__name__),
+            StepResult(step.description, "not decided", "?", False, detail, 0.0, step.rule),
             None,
         )
-    conclusion: sp.Basic | None = None
+    logic = LOGIC[rule]
+    conclusion: Term | None = None
     statement = "?"
     local = Context(
         facts=list(context.facts),
@@ -193,31 +228,24 @@ def _check_one(step: Step, context: Context) -> tuple[StepResult, sp.Basic | Non
 
     def decide() -> str:
         nonlocal conclusion, statement
-        found = []
-        for name, value in step.inputs():
-            infinity = rule is Limit and name in ("point", "expected")
-            if infinity and isinstance(value, sp.Basic):
-                found += [p for p in problems(value, infinity_allowed=True)]
-                continue
-            if name != "description" and isinstance(value, str):
-                found.append(f"{name} is text, not an expression")
-                continue
-            scope = context.scope
-            if name in rule.generic_fields:  # read for a generic member of the sum's family
-                total = getattr(step, "total", None)
-                if type(total) in (SumOver, SumAt) and scope is None:
-                    scope = total.family  # type: ignore[union-attr]
-            found += _input_problems(value, scope, context.definitions)
+        found = _index_problems(step, context)
         if found:
             raise ProofError(f"a step input: {found[0]}")
-        concluded = rule.conclusion.fget(step)  # type: ignore[attr-defined]
-        statement = sp.sstr(concluded)
-        validate(concluded, "the conclusion")
+        try:
+            concluded = logic.conclusion(step, context.definitions)
+        except (TermError, DefinitionError, ProofError) as error:
+            logic.decide(step, local)  # its own failure names the cause best
+            raise ProofError(f"the conclusion cannot be built: {error}") from None
+        try:
+            terms.check_size(concluded, "the conclusion")
+        except TermError as error:
+            raise ProofError(str(error)) from None
+        statement = show(concluded)
         allowed = context.scope.index if context.scope is not None else ()
         stray = context.definitions.stray_index([concluded], allowed)
         if stray:
             raise ProofError(f"the conclusion mentions the summation index {', '.join(stray)}")
-        detail: str = rule.decide(step, local)
+        detail: str = logic.decide(step, local)
         conclusion = concluded
         return detail
 
@@ -225,24 +253,24 @@ def _check_one(step: Step, context: Context) -> tuple[StepResult, sp.Basic | Non
     if not verified:
         conclusion = None
     result = StepResult(
-        description=description,
-        method=rule.method,
+        description=step.description,
+        method=logic.method,
         statement=statement,
         verified=verified,
         detail=detail,
         seconds=seconds,
-        rule=rule.__name__,
+        rule=step.rule,
         substeps=tuple(local.sub_results),
     )
     return result, conclusion
 
 
 def _run_steps(
-    steps: Sequence[Step], context: Context
-) -> tuple[list[StepResult], list[sp.Basic], bool]:
+    steps: Sequence[FrozenStep], context: Context
+) -> tuple[list[StepResult], list[Term], bool]:
     """Check ``steps`` in order; each verified conclusion becomes a fact for the next."""
     results: list[StepResult] = []
-    conclusions: list[sp.Basic] = []
+    conclusions: list[Term] = []
     current = context
     for step in steps:
         result, conclusion = _check_one(step, current)
@@ -253,37 +281,154 @@ def _run_steps(
     return results, conclusions, all(r.verified for r in results)
 
 
+def _failed_step(step: Step, problem: str, start: float) -> StepResult:
+    description = step.__dict__.get("description", "") if hasattr(step, "__dict__") else ""
+    return StepResult(
+        description if isinstance(description, str) else "",
+        "not decided",
+        "?",
+        False,
+        problem,
+        time.perf_counter() - start,
+        type(step).__name__,
+    )
+
+
+def _standalone(step: Step) -> tuple[FrozenStep, Definitions]:
+    """A step on its own, frozen with the definitions it names."""
+    freezer = Freezer()
+    found = collect_definitions([step])
+    frozen_definitions = freeze_definitions(found, freezer)
+    definitions = Definitions(frozen_definitions)
+    freezer.definitions = dict(definitions.by_name)
+    return freezer.step(step), definitions
+
+
+def check_definitions(definitions: Sequence[object]) -> Definitions:
+    """Definitions as a claim author writes them, frozen and checked.
+
+    Raises
+    ------
+    DefinitionError
+        For a definition the kernel refuses (named in the message).
+    """
+    try:
+        return Definitions(freeze_definitions(definitions, Freezer()))
+    except (ExpressionError, TermError) as error:
+        raise DefinitionError(str(error)) from None
+
+
 def _check_step_alone(step: Step, facts: Sequence[sp.Basic]) -> StepResult:
     """Decide ``step`` on its own, against ``facts``; the definitions it names count."""
     start = time.perf_counter()
     try:
-        values = [v for _, v in step.inputs()]
-        definitions = Definitions.collect(values)
-        facts = [sp.sympify(f) for f in facts]
-        for fact in facts:
-            validate(fact, "a fact")
-        stray = definitions.stray_index(facts)
+        frozen, definitions = _standalone(step)
+        freezer = Freezer()
+        frozen_facts = [freezer.convert.formula(f, "a fact") for f in facts]
+        stray = definitions.stray_index(frozen_facts)
         if stray:
             raise DefinitionError(
                 f"the facts mention the summation index {', '.join(stray)}; a family's "
                 "domain says what its members satisfy"
             )
-    except (DefinitionError, ExpressionError) as error:
-        rule = type(step)
-        return StepResult(
-            str(getattr(step, "description", "")),
-            getattr(rule, "method", "?"),
-            "?",
-            False,
-            str(error),
-            time.perf_counter() - start,
-            rule.__name__,
-        )
-    context = Context(facts=list(facts), definitions=definitions, runner=_run_steps)
-    return _check_one(step, context)[0]
+        _check_members(definitions, frozen_facts)
+    except (DefinitionError, ExpressionError, TermError, ProofError) as error:
+        return _failed_step(step, str(error), start)
+    context = Context(facts=list(frozen_facts), definitions=definitions, runner=_run_steps)
+    return _check_one(frozen, context)[0]
 
 
-_core.STANDALONE = _check_step_alone  # Step.check runs the kernel's own step loop
+def _show_conclusion(step: Step) -> sp.Basic:
+    """The conclusion of a step on its own, as sympy (for authors and tests)."""
+    if type(step) is Cite:
+        cited = step.__dict__.get("claim")
+        return cited.statement if type(cited) is Claim else sp.false
+    try:
+        frozen, definitions = _standalone(step)
+        if frozen.error:
+            return sp.false  # the step cannot be read: the kernel fails it, naming why
+        return display(conclusion_of(frozen, definitions))
+    except (DefinitionError, ExpressionError, TermError, ProofError):
+        return sp.false
+
+
+_core.STANDALONE = _check_step_alone
+_core.CONCLUSION = _show_conclusion
+
+
+# --------------------------------------------------------------------------------------
+# Definitions that must be shown non-empty
+
+
+def _candidates(family: FamilyDef, name: str, chosen: Mapping[str, Term]) -> list[Term]:
+    """Values for the index symbol ``name`` suggested by the domain's bounds."""
+    lower: list[tuple[Term, bool]] = []
+    upper: list[tuple[Term, bool]] = []
+    equal: list[Term] = []
+    x = terms.sym(name)
+    for relation in family.domain:
+        relation = terms.substitute(relation, chosen)
+        for part in terms.conjuncts(relation):
+            if part[0] not in terms.RELATIONS:
+                continue
+            op, lhs, rhs = part[0], part[2], part[3]
+            if op in ("gt", "ge"):
+                op, lhs, rhs = {"gt": "lt", "ge": "le"}[op], rhs, lhs
+            if lhs == x and name not in terms.free_names(rhs):
+                if op == "eq":
+                    equal.append(rhs)
+                elif op in ("lt", "le"):
+                    upper.append((rhs, op == "lt"))
+            elif rhs == x and name not in terms.free_names(lhs):
+                if op == "eq":
+                    equal.append(lhs)
+                elif op in ("lt", "le"):
+                    lower.append((lhs, op == "lt"))
+    found = list(equal)
+    found += [b for b, strict in lower if not strict]
+    found += [b for b, strict in upper if not strict]
+    for (lo, _), (hi, _) in ((a, b) for a in lower for b in upper):
+        found.append(terms.mul(terms.num(1, 2), terms.add(lo, hi)))
+    found += [terms.add(b, terms.ONE) for b, strict in lower if strict]
+    found += [terms.add(b, terms.MINUS_ONE) for b, strict in upper if strict]
+    found.append(terms.ZERO)
+    unique: list[Term] = []
+    for item in found:
+        if item not in unique and not terms.free_names(item) & set(family.index):
+            unique.append(item)
+    return unique[:8]
+
+
+def _members(family: FamilyDef) -> list[dict[str, Term]]:
+    """Members to try: the one the family gives, else combinations of bound values."""
+    if family.member is not None:
+        return [dict(zip(family.index, family.member, strict=True))]
+    members: list[dict[str, Term]] = [{}]
+    for name in family.index:
+        grown = []
+        for partial in members:
+            for value in _candidates(family, name, partial):
+                grown.append({**partial, name: value})
+        members = grown[:16]
+    return members
+
+
+def _check_members(definitions: Definitions, facts: Sequence[Term]) -> None:
+    """Every family's domain holds for some member wherever ``facts`` hold (z3)."""
+    for family in definitions.families.values():
+        if not family.domain:
+            continue
+        for member in _members(family):
+            goal = terms.conj(*(terms.substitute(r, member) for r in family.domain))
+            if proved(facts, goal):
+                break
+        else:
+            raise DefinitionError(
+                f"the domain of the family {family.name!r} is not shown non-empty where the "
+                "assumptions hold (a family of no possible member would let its sums' rules "
+                "prove anything): give Family(..., member=(...)), values of its index "
+                "symbols that the assumptions put inside the domain"
+            )
 
 
 # --------------------------------------------------------------------------------------
@@ -292,9 +437,15 @@ _core.STANDALONE = _check_step_alone  # Step.check runs the kernel's own step lo
 
 @dataclass(frozen=True)
 class ClaimResult:
-    """The outcome of checking one claim."""
+    """The outcome of checking one claim.
+
+    ``statement`` and ``title`` are read from the frozen claim that was checked (what a
+    person reads is what was checked); ``content()`` is that claim as data.
+    """
 
     claim: Claim
+    """The claim checked (the first object checked with this content; a result made
+    from a certificate's content alone holds ``None``)."""
     steps: tuple[StepResult, ...]
     verified: bool
     seconds: float
@@ -302,24 +453,27 @@ class ClaimResult:
     content_hash: str = ""
     proof: tuple[Step, ...] = ()
     witness: str = ""
+    id: str = ""
+    title: str = ""
+    statement: str = ""
+    content_json: str = field(default="", repr=False)
+
+    def content(self) -> dict[str, Any]:
+        """The frozen claim as data (what the hash covers), or ``{}`` if it was unreadable."""
+        return json.loads(self.content_json) if self.content_json else {}
 
     def to_dict(self) -> dict[str, object]:
-        """A JSON-ready record of the claim and its verdict."""
+        """A JSON-ready record of the claim and its verdict (read from the checked content)."""
+        content = self.content()
+        frozen = _frozen_from(content)
         return {
-            "id": self.claim.id,
-            "title": self.claim.title,
-            "source": self.claim.source,
+            "id": self.id,
+            "title": self.title,
+            "source": content.get("source", ""),
             "hash": self.content_hash,
-            "statement": sp.sstr(self.claim.statement),
-            "assumptions": [sp.sstr(a) for a in self.claim.assumptions],
-            "definitions": [
-                {
-                    "symbol": sp.sstr(d.symbol),
-                    "equation": sp.sstr(d.equation),
-                    "description": d.description,
-                }
-                for d in self.claim.definitions
-            ],
+            "statement": self.statement,
+            "assumptions": [show(a) for a in frozen.assumptions] if frozen else [],
+            "definitions": _definition_records(frozen) if frozen else [],
             "verified": self.verified,
             "seconds": round(self.seconds, 4),
             "problem": self.problem,
@@ -328,34 +482,49 @@ class ClaimResult:
         }
 
 
+def _frozen_from(content: Mapping[str, Any]) -> FrozenClaim | None:
+    from softmax_dispersion.theory._serial import CertificateFormatError, read_claim
+
+    if not content:
+        return None
+    try:
+        return read_claim(content)
+    except CertificateFormatError:
+        return None
+
+
+def _definition_records(frozen: FrozenClaim) -> list[dict[str, str]]:
+    records = []
+    for definition in frozen.definitions:
+        if isinstance(definition, SumDef):
+            family = definition.family.name
+            equation = f"{show(definition.symbol)} = sum of {show(definition.term)} over {family!r}"
+        elif hasattr(definition, "expression"):
+            equation = f"{definition.name} = {show(definition.expression)}"
+        else:
+            equation = show(definition.facts()[0])
+        records.append(
+            {"symbol": definition.name, "equation": equation, "description": definition.description}
+        )
+    return records
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """What the kernel remembers of a checked claim (never handed out)."""
+
+    frozen: FrozenClaim
+    definitions: Definitions | None
+    verified: bool
+    problem: str
+    result: ClaimResult
+
+
+_REGISTRY: dict[str, _Entry] = {}
+"""Every claim this kernel checked in this process, by content hash: its frozen content
+and its verdict.  Only the kernel writes it; citations read it."""
+
 _ACTIVE: set[int] = set()
-
-_ISSUED: dict[int, tuple[str, bool]] = {}
-"""The results this kernel made in this process, by identity: their hash and verdict.
-
-A ``cache`` handed to :meth:`Claim.check` is the caller's, so it is not trusted: an
-entry counts only if it is a result the kernel itself made (the very object, alive)
-for the claim being checked, with the hash and verdict it was made with.  Anything
-else (a hand-built :class:`ClaimResult`, a genuine result of another claim filed under
-this claim's hash, a result changed afterwards) is ignored and the claim checked again.
-"""
-
-
-def _issued(result: ClaimResult) -> ClaimResult:
-    """Record ``result`` as made by the kernel (until it is garbage-collected)."""
-    key = id(result)
-    _ISSUED[key] = (result.content_hash, result.verified)
-    weakref.finalize(result, _ISSUED.pop, key, None)
-    return result
-
-
-def _trusted(entry: object, digest: str) -> bool:
-    """``entry`` is a result the kernel made for the claim whose hash is ``digest``."""
-    return (
-        type(entry) is ClaimResult
-        and _ISSUED.get(id(entry)) == (digest, entry.verified)
-        and entry.content_hash == digest
-    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -392,7 +561,9 @@ class Claim:
 
     The claim says: for every value of the free symbols (every natural value of the
     ``naturals``) and every family of the declared sizes and domains, with the defined
-    symbols equal to their definitions, the assumptions imply the statement.
+    symbols equal to their definitions, the assumptions imply the statement.  What is
+    checked is the claim as it is when :meth:`check` reads it (its snapshot); the object
+    is never consulted again, and only this exact class is a claim (no subclass).
     """
 
     id: str
@@ -408,173 +579,377 @@ class Claim:
     naturals: Sequence[sp.Symbol] = ()
 
     def __post_init__(self) -> None:
-        # A checked claim must not change afterwards: its sequences become tuples and
-        # its witness a copy (the dataclass itself is frozen).
+        # A claim must not change afterwards: its sequences become tuples and its witness
+        # a copy (the dataclass itself is frozen; the kernel checks a snapshot anyway).
         for name in ("assumptions", "cites", "formulas", "definitions", "naturals"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         if self.witness is not None:
             object.__setattr__(self, "witness", dict(self.witness))
 
     def content(self, steps: Sequence[Step] | None = None) -> dict[str, Any]:
-        """The claim as data: statement, assumptions, definitions, witness, steps, cites."""
-        steps = tuple(self.proof()) if steps is None else steps
-        return claim_content(self, steps, lambda cited: cited.content_hash())
+        """The claim as data: what the kernel checks and a certificate records.
+
+        Raises the kernel's error (an :class:`ExpressionError`, a
+        :class:`DefinitionError`) for a claim outside the kernel's language.
+        """
+        return _content_of(self, tuple(self.proof()) if steps is None else steps)
 
     def content_hash(self) -> str:
         """The SHA-256 of :meth:`content`: what a citation or a certificate refers to."""
         return content_hash(self.content())
 
     def check(self, cache: dict[str, ClaimResult] | None = None) -> ClaimResult:
-        """Check the claim: definitions, witness, cited claims, then every step in order.
+        """Check the claim: cited claims, snapshot, definitions, witness, every step.
 
-        ``cache`` maps content hashes to results already computed, so that a claim cited
-        by several others is checked once.  Only results this kernel made in this
-        process, for a claim with that very hash, are taken from it; any other entry
-        is ignored (and replaced).
+        ``cache`` is filled with the results, by content hash (for callers that collect
+        them); the kernel's own registry decides what was checked: an entry put into
+        ``cache`` by anyone else is never read.
         """
-        cache = {} if cache is None else cache
-        start = time.perf_counter()
-        if id(self) in _ACTIVE:
-            return self._failed(start, "the claim cites itself (a citation cycle)")
-        _ACTIVE.add(id(self))
-        try:
-            return self._check(cache, start)
-        finally:
-            _ACTIVE.discard(id(self))
+        return _check_claim(self, cache)
 
-    def _failed(self, start: float, problem: str, **extra: Any) -> ClaimResult:
-        return ClaimResult(
-            claim=self,
-            steps=(),
-            verified=False,
-            seconds=time.perf_counter() - start,
-            problem=problem,
-            **extra,
-        )
 
-    def _check(self, cache: dict[str, ClaimResult], start: float) -> ClaimResult:
-        cited_results = [cited.check(cache) for cited in self.cites]
-        try:
-            steps = tuple(self.proof())
-            digest = content_hash(claim_content(self, steps, _hash_of(self.cites, cited_results)))
-        except Exception as error:  # a proof that cannot even be built proves nothing
-            return self._failed(
-                start, f"the proof could not be built: {type(error).__name__}: {error}"
-            )
-        if _trusted(cache.get(digest), digest):
-            return cache[digest]
-        try:
-            definitions = self._structure()
-        except (DefinitionError, ExpressionError, ProofError) as error:
-            outcome = _issued(self._failed(start, str(error), content_hash=digest, proof=steps))
-            cache[digest] = outcome
-            return outcome
-        problems_found: list[str] = []
-        try:
-            witness = check_witness(definitions, self.assumptions, self.witness, self.naturals)
-        except VacuityError as error:
-            witness = ""
-            problems_found.append(f"the assumptions are not shown satisfiable: {error}")
-        failed_cites = [f"{r.claim.id}: {r.problem}" for r in cited_results if not r.verified]
-        if failed_cites:
-            problems_found.append(f"a cited claim did not verify ({'; '.join(failed_cites)})")
-        context = Context(
-            facts=[*self.assumptions, *definitions.facts()],
-            definitions=definitions,
-            runner=_run_steps,
-            naturals=frozenset(self.naturals),
-            citations=_citations(self, cited_results),
-        )
-        results, _, ok = _run_steps(steps, context)
-        if not steps:
-            problems_found.append("the proof has no steps")
-        elif not ok:
-            failed = next(r for r in results if not r.verified)
-            problems_found.append(f"a step failed ({failed.description})")
-        elif results and steps[-1].conclusion != self.statement:
-            problems_found.append("the last step does not conclude the statement")
-        outcome = ClaimResult(
-            claim=self,
-            steps=tuple(results),
-            verified=not problems_found,
-            seconds=time.perf_counter() - start,
-            problem="; ".join(problems_found),
-            content_hash=digest,
-            proof=steps,
-            witness=witness,
-        )
-        cache[digest] = _issued(outcome)
-        return outcome
+def _failed(claim: Any, start: float, problem: str, **extra: Any) -> ClaimResult:
+    identifier = claim.__dict__.get("id", "") if hasattr(claim, "__dict__") else ""
+    return ClaimResult(
+        claim=claim if type(claim) is Claim else None,  # type: ignore[arg-type]
+        steps=(),
+        verified=False,
+        seconds=time.perf_counter() - start,
+        problem=problem,
+        id=identifier if isinstance(identifier, str) else "",
+        **extra,
+    )
 
-    def _structure(self) -> Definitions:
-        """The checked definitions; the statement, assumptions and naturals validated."""
-        if not isinstance(self.id, str) or not self.id:
-            raise ProofError("a claim needs an id")
-        validate(sp.sympify(self.statement), "the statement")
-        for assumption in self.assumptions:
-            validate(sp.sympify(assumption), "an assumption")
-        definitions = Definitions(self.definitions)
-        for what, exprs in (
-            ("the statement", [self.statement]),
-            ("an assumption", self.assumptions),
-        ):
-            stray = definitions.stray_index(exprs)
-            if stray:
-                raise DefinitionError(
-                    f"{what} mentions {', '.join(stray)}, a summation index: say what every "
-                    "member satisfies in its family's domain"
+
+_SEQUENCES = ("assumptions", "cites", "formulas", "definitions", "naturals")
+
+
+def _read_fields(claim: Claim) -> dict[str, Any]:
+    """The claim's fields, read once from its instance dictionary (sequences as tuples,
+    so that nothing is read twice and comes out different)."""
+    data = {name: claim.__dict__.get(name) for name in Claim.__dataclass_fields__}
+    for name in _SEQUENCES:
+        value = data[name]
+        if value is None or isinstance(value, (str, bytes)):
+            raise ExpressionError(f"the claim's {name} must be a sequence")
+        data[name] = tuple(value)
+    return data
+
+
+def _freeze(
+    data: Mapping[str, Any], steps: Sequence[object], cites: Mapping[int, str]
+) -> FrozenClaim:
+    """The claim (its fields, read once) as the kernel holds it."""
+    freezer = Freezer(cites=cites)
+    convert = freezer.convert
+    identifier = check_text(data["id"], "a claim's id", identifier=True)
+    definitions = freeze_definitions(data["definitions"], freezer)
+    by_name: dict[str, Any] = {}
+    for definition in definitions:
+        by_name.setdefault(definition.name, definition)
+    freezer.definitions = by_name
+    naturals = tuple(convert.symbol(s, "a natural-number symbol") for s in data["naturals"])
+    return FrozenClaim(
+        id=identifier,
+        title=check_text(data["title"], "a claim's title"),
+        source=check_text(data["source"], "a claim's source"),
+        statement=convert.formula(data["statement"], "the statement"),
+        assumptions=tuple(convert.formula(a, "an assumption") for a in data["assumptions"]),
+        naturals=naturals,
+        definitions=definitions,
+        witness=freezer.witness(data["witness"]),
+        cites=tuple(cites[id(c)] for c in data["cites"]),
+        steps=tuple(freezer.step(s) for s in steps),
+        formulas=tuple(check_text(f, "a formula's name") for f in data["formulas"]),
+    )
+
+
+def _content_of(claim: Claim, steps: Sequence[Step]) -> dict[str, Any]:
+    data = _read_fields(claim)
+    cites = {id(c): c.content_hash() for c in data["cites"]}
+    return encode_claim(_freeze(data, steps, cites))
+
+
+def _check_claim(claim: Claim, cache: dict[str, ClaimResult] | None) -> ClaimResult:
+    start = time.perf_counter()
+    if type(claim) is not Claim:
+        return _failed(claim, start, f"a {type(claim).__name__} is not a kernel Claim")
+    if id(claim) in _ACTIVE:
+        return _failed(claim, start, "the claim cites itself (a citation cycle)")
+    _ACTIVE.add(id(claim))
+    try:
+        try:
+            data = _read_fields(claim)
+        except Exception as error:  # a claim that cannot be read proves nothing
+            return _failed(claim, start, f"the claim cannot be read: {error}")
+        cited_results = []
+        cites: dict[int, str] = {}
+        for cited in data["cites"]:
+            if type(cited) is not Claim:
+                return _failed(
+                    claim, start, f"a cited {type(cited).__name__} is not a kernel Claim"
                 )
-        for symbol in self.naturals:
-            if not is_real_symbol(symbol):
-                raise DefinitionError(f"the natural-number symbol {symbol} must be a real Symbol")
-            if symbol in definitions.defined_symbols or symbol in definitions.index_symbols:
-                raise DefinitionError(f"{symbol} is defined or an index, not a natural number")
-            for definition in definitions.items:
-                if symbol in sp.Tuple(*_parts(definition)).free_symbols:
-                    raise DefinitionError(f"the definitions must not depend on {symbol}")
-        return definitions
+            outcome = _check_claim(cited, cache)
+            cited_results.append(outcome)
+            cites[id(cited)] = outcome.content_hash
+        try:
+            proof = data["proof"]
+            steps = tuple(proof())
+        except Exception as error:  # a proof that cannot even be built proves nothing
+            return _failed(
+                claim, start, f"the proof could not be built: {type(error).__name__}: {error}"
+            )
+        try:
+            if not all(cites.values()):
+                failed = [r for r in cited_results if not r.content_hash]
+                raise DefinitionError(
+                    f"a cited claim could not be read ({failed[0].id}: {failed[0].problem})"
+                )
+            frozen = _freeze(data, steps, cites)
+        except (ExpressionError, DefinitionError, TermError, RecursionError) as error:
+            message = str(error) if not isinstance(error, RecursionError) else "nested too deep"
+            return _failed(claim, start, message, proof=steps)
+        except Exception as error:  # anything else the objects do: the claim fails
+            return _failed(
+                claim, start, f"the claim cannot be read: {type(error).__name__}: {error}"
+            )
+        result = check_frozen(frozen, claim=claim, proof=steps, start=start, cache=cache)
+        if cache is not None:
+            cache[result.content_hash] = result
+        return result
+    finally:
+        _ACTIVE.discard(id(claim))
 
 
-def _parts(definition: Definition) -> list[sp.Basic]:
-    if isinstance(definition, SumOver):
-        return [
-            definition.symbol,
-            definition.term,
-            definition.family.count,
-            *definition.family.domain,
-        ]
-    if isinstance(definition, Let):
-        return [definition.symbol, definition.expression]
-    return [definition.symbol]
+def check_frozen(
+    frozen: FrozenClaim,
+    *,
+    claim: Claim | None = None,
+    proof: tuple[Step, ...] = (),
+    start: float | None = None,
+    registry: dict[str, _Entry] | None = None,
+    cache: Mapping[str, ClaimResult] | None = None,
+    reuse: bool = False,
+) -> ClaimResult:
+    """Check a frozen claim (its cited claims must have been checked before).
+
+    The verdict is recorded by content hash in the kernel's registry (or in
+    ``registry``, one that :mod:`~softmax_dispersion.theory.recheck` keeps per
+    certificate), where a citation finds it.  The claim is decided again unless
+    ``reuse`` is set or ``cache`` holds, under its hash, the very result the registry
+    records (a caller's cache is never read otherwise).
+    """
+    start = time.perf_counter() if start is None else start
+    return _check_frozen(
+        frozen,
+        claim,
+        proof,
+        start,
+        _REGISTRY if registry is None else registry,
+        cache,
+        reuse,
+    )
 
 
-def _hash_of(cites: Sequence[Claim], results: Sequence[ClaimResult]) -> Callable[[Claim], str]:
-    known = {id(claim): result.content_hash for claim, result in zip(cites, results, strict=True)}
+def checked(digest: str) -> ClaimResult | None:
+    """The result of the claim with this content hash, if this kernel checked it."""
+    entry = _REGISTRY.get(digest)
+    return None if entry is None else entry.result
 
-    def of(claim: Claim) -> str:
-        return known[id(claim)] if id(claim) in known else claim.content_hash()
 
-    return of
+def _check_frozen(
+    frozen: FrozenClaim,
+    claim: Claim | None,
+    proof: tuple[Step, ...],
+    start: float,
+    registry: dict[str, _Entry],
+    cache: Mapping[str, ClaimResult] | None,
+    reuse: bool,
+) -> ClaimResult:
+    content = encode_claim(frozen)
+    text = canonical_json(content)
+    digest = content_hash(content)
+    CITED_STATEMENTS.setdefault(digest, frozen.statement)
+    entry = registry.get(digest)
+    known = entry is not None and (
+        reuse or (cache is not None and cache.get(digest) is entry.result)
+    )
+    if entry is not None and known:
+        result = entry.result
+        if (result.verified, result.problem, result.content_hash) != (
+            entry.verified,
+            entry.problem,
+            digest,
+        ):  # the handed-out result was changed: hand out a fresh copy of the verdict
+            result = _result(entry, digest, claim, proof, start)
+        return result
+    try:
+        verified, problem, steps, witness, definitions = _verdict(frozen, registry)
+    except (_core.BudgetExceeded, KeyboardInterrupt):
+        raise
+    except Exception as error:  # a claim the kernel cannot even examine proves nothing
+        verified, problem, steps, witness, definitions = (
+            False,
+            f"the claim cannot be examined: {type(error).__name__}: {error}",
+            [],
+            "",
+            None,
+        )
+    result = ClaimResult(
+        claim=claim,  # type: ignore[arg-type]
+        steps=tuple(steps),
+        verified=verified,
+        seconds=time.perf_counter() - start,
+        problem=problem,
+        content_hash=digest,
+        proof=proof,
+        witness=witness,
+        id=frozen.id,
+        title=frozen.title,
+        statement=show(frozen.statement),
+        content_json=text,
+    )
+    registry[digest] = _Entry(frozen, definitions, verified, problem, result)
+    return result
+
+
+def _result(
+    entry: _Entry, digest: str, claim: Claim | None, proof: tuple[Step, ...], start: float
+) -> ClaimResult:
+    old = entry.result
+    return ClaimResult(
+        claim=claim,  # type: ignore[arg-type]
+        steps=old.steps,
+        verified=entry.verified,
+        seconds=time.perf_counter() - start,
+        problem=entry.problem,
+        content_hash=digest,
+        proof=proof,
+        witness=old.witness,
+        id=entry.frozen.id,
+        title=entry.frozen.title,
+        statement=show(entry.frozen.statement),
+        content_json=canonical_json(encode_claim(entry.frozen)),
+    )
 
 
 def _citations(
-    claim: Claim, results: Sequence[ClaimResult]
-) -> Callable[[CitedClaim], CitedResult | str]:
-    """How a Cite step of ``claim`` finds a cited claim's result: the very object."""
-    by_identity = {id(cited): result for cited, result in zip(claim.cites, results, strict=True)}
+    frozen: FrozenClaim, registry: Mapping[str, _Entry]
+) -> Callable[[ClaimRef], CitedSnapshot | str]:
+    """How a Cite step of ``frozen`` finds a cited claim: by the hash it declares."""
 
-    def find(cited: CitedClaim) -> CitedResult | str:
-        result = by_identity.get(id(cited))
-        if result is None:
+    def find(ref: ClaimRef) -> CitedSnapshot | str:
+        entry = registry.get(ref.digest) if ref.digest in frozen.cites else None
+        if entry is None:
             return (
-                f"{getattr(cited, 'id', cited)!r} is not among the claims {claim.id} "
+                f"{ref.label or 'the cited claim'!r} is not among the claims {frozen.id} "
                 "declares in cites (a cited claim is the very object that was checked)"
             )
-        return result
+        cited = entry.frozen
+        return CitedSnapshot(
+            id=cited.id,
+            digest=ref.digest,
+            statement=cited.statement,
+            assumptions=cited.assumptions,
+            definitions=entry.definitions or Definitions(()),
+            naturals=frozenset(cited.naturals),
+            verified=entry.verified,
+            problem=entry.problem,
+        )
 
     return find
 
 
+def _names_problem(frozen: FrozenClaim) -> str | None:
+    symbols: set[str] = set()
+    functions: set[str] = set()
+    for term in all_terms(frozen):
+        symbols |= terms.free_names(term)
+        functions |= terms.free_functions(term)
+    for definition in frozen.definitions:
+        if isinstance(definition, SumDef) and definition.var is not None:
+            functions.add(definition.name)
+        else:
+            symbols.add(definition.name)
+    both = sorted(symbols & functions)
+    if both:
+        return f"the name {both[0]} is both a symbol and a function in {frozen.id}"
+    return None
+
+
+def _verdict(
+    frozen: FrozenClaim, registry: Mapping[str, _Entry]
+) -> tuple[bool, str, list[StepResult], str, Definitions | None]:
+    """Decide a frozen claim: structure, witness, citations, then every step."""
+    if frozen.error:
+        return False, frozen.error, [], "", None
+    try:
+        definitions = Definitions(frozen.definitions)
+        _structure(frozen, definitions)
+    except (DefinitionError, ProofError, TermError) as error:
+        return False, str(error), [], "", None
+    problems: list[str] = []
+    try:
+        witness = check_witness(definitions, frozen.assumptions, frozen.witness, frozen.naturals)
+    except VacuityError as error:
+        witness = ""
+        problems.append(f"the assumptions are not shown satisfiable: {error}")
+    facts = [*frozen.assumptions, *definitions.facts()]
+    try:
+        _check_members(definitions, facts)
+    except DefinitionError as error:
+        problems.append(str(error))
+    failed_cites = []
+    for cited in frozen.cites:
+        entry = registry.get(cited)
+        if entry is None:
+            failed_cites.append(f"{cited[:12]}: not checked before it is cited")
+        elif not entry.verified:
+            failed_cites.append(f"{entry.frozen.id}: {entry.problem}")
+    if failed_cites:
+        problems.append(f"a cited claim did not verify ({'; '.join(failed_cites)})")
+    context = Context(
+        facts=facts,
+        definitions=definitions,
+        runner=_run_steps,
+        naturals=frozenset(frozen.naturals),
+        citations=_citations(frozen, registry),
+    )
+    results, conclusions, ok = _run_steps(frozen.steps, context)
+    if not frozen.steps:
+        problems.append("the proof has no steps")
+    elif not ok:
+        failed = next(r for r in results if not r.verified)
+        problems.append(f"a step failed ({failed.description})")
+    elif terms.canonical(conclusions[-1]) != terms.canonical(frozen.statement):
+        problems.append("the last step does not conclude the statement")
+    return not problems, "; ".join(problems), results, witness, definitions
+
+
+def _structure(frozen: FrozenClaim, definitions: Definitions) -> None:
+    """The statement, assumptions and naturals against the definitions."""
+    problem = _names_problem(frozen)
+    if problem:
+        raise DefinitionError(problem)
+    for what, exprs in (
+        ("the statement", [frozen.statement]),
+        ("an assumption", frozen.assumptions),
+    ):
+        stray = definitions.stray_index(exprs)
+        if stray:
+            raise DefinitionError(
+                f"{what} mentions {', '.join(stray)}, a summation index: say what every "
+                "member satisfies in its family's domain"
+            )
+    for name in frozen.naturals:
+        if name in definitions.defined_names or name in definitions.index_symbols:
+            raise DefinitionError(f"{name} is defined or an index, not a natural number")
+        for definition in definitions.items:
+            parts = [*definition.body(), definition.symbol]
+            if any(name in terms.free_names(p) for p in parts):
+                raise DefinitionError(f"the definitions must not depend on {name}")
+
+
 def rule_named(name: str) -> type[Step]:
-    """The kernel rule called ``name`` (for reading certificates)."""
+    """The kernel rule called ``name``."""
     return _RULES_BY_NAME[name]

@@ -1,19 +1,25 @@
-"""Re-decide a proof certificate from the file alone, without the claim modules.
+"""Re-decide a proof certificate from the file alone: safe to run on a stranger's file.
 
-:func:`recheck` rebuilds every claim of a certificate
-(:mod:`~softmax_dispersion.theory.certificate`) from its recorded ``content`` — the
-statement, the assumptions, the definitions, the witness and every step with its rule
-and inputs — reading each ``srepr`` with the safe reader (no ``eval``), and checks it
-again with the kernel.  It never imports the modules that define the claims
-(``dispersion``, ``entropy``, ...): what is re-verified is what the file says.
+:func:`recheck` reads every claim of a certificate
+(:mod:`~softmax_dispersion.theory.certificate`) from its recorded ``content`` and checks
+it again with the kernel, in four stages, each refusing what it cannot accept:
 
-A claim is re-verified when
+1. **the file**: JSON only (no other syntax is parsed, nothing is evaluated), within
+   limits on size, nesting, integer length (:func:`load`); the format and its version;
+2. **the hashes**: every claim's recorded hash is the SHA-256 of its recorded content
+   (checked before anything is read from the content: an edit fails here, cheaply);
+3. **the content**: read into the kernel's terms by the grammar and its limits alone
+   (:func:`~softmax_dispersion.theory._serial.read_claim`), and written back to the very
+   same JSON; then the readable fields (each claim's ``id``, ``title`` and
+   ``statement``, each step's ``rule``, ``description`` and ``statement``) are generated
+   again from the content and must be what the file shows;
+4. **the decision**: the kernel checks every claim again, cited claims first (they must
+   come earlier in the file), in a registry of its own: nothing is taken from an
+   earlier check, every step under a time budget.
 
-* its recorded hash is the hash of its recorded content, and the claim rebuilt from that
-  content has the same hash (the file was read faithfully and not edited);
-* the kernel verifies it again: definitions, witness, cited claims (which must come
-  earlier in the file, by hash) and every step;
-* every step concludes what the file says it concluded.
+A file that cannot be read raises :class:`CertificateFormatError` (the CLI's exit 2); a
+claim that fails stages 2 to 4 makes the report fail (exit 1).  It never imports the
+modules that define the claims: what is re-verified is what the file says.
 
 For example:
 
@@ -27,26 +33,48 @@ For example:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import sympy as sp
-from sympy.core.function import UndefinedFunction
-
-from softmax_dispersion.theory._core import Step
+from softmax_dispersion.theory import _core, rules
+from softmax_dispersion.theory._core import BudgetExceeded, time_budget
 from softmax_dispersion.theory._serial import (
+    MAX_INT_DIGITS,
     CertificateFormatError,
-    claim_content,
+    Reader,
     content_hash,
-    read_expression,
+    read_claim,
 )
-from softmax_dispersion.theory.certificate import CERTIFICATE_FORMAT, FORMAT_VERSION
-from softmax_dispersion.theory.definitions import Family, Let, RealRoot, SumOver
-from softmax_dispersion.theory.kernel import RULES, Claim, ClaimResult
+from softmax_dispersion.theory._snapshot import FrozenClaim, check_text
+from softmax_dispersion.theory.certificate import (
+    CERTIFICATE_FORMAT,
+    FORMAT_VERSION,
+    readable_steps,
+)
+from softmax_dispersion.theory.definitions import DefinitionError, Definitions
+from softmax_dispersion.theory.kernel import check_frozen
+from softmax_dispersion.theory.terms import show
 
-__all__ = ["CertificateFormatError", "ClaimRecheck", "RecheckReport", "recheck", "recheck_file"]
+__all__ = [
+    "CertificateFormatError",
+    "ClaimRecheck",
+    "RecheckReport",
+    "load",
+    "recheck",
+    "recheck_file",
+]
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""The largest certificate file read."""
+STEP_BUDGET_S = 60.0
+"""The time budget of one step's decision while rechecking."""
+CLAIM_BUDGET_S = 600.0
+"""The time budget of one claim (its witness, definitions and every step)."""
+TOTAL_BUDGET_S = 1800.0
+"""The time budget of a whole certificate."""
 
 
 @dataclass
@@ -66,14 +94,19 @@ class RecheckReport:
 
     claims: list[ClaimRecheck]
     tools: dict[str, str]
+    refused: str = ""
+    """Why the certificate was refused before any claim was decided (one line)."""
 
     @property
     def verified(self) -> bool:
         """Every claim re-verified."""
-        return bool(self.claims) and all(claim.verified for claim in self.claims)
+        return not self.refused and bool(self.claims) and all(c.verified for c in self.claims)
 
     def format(self) -> str:
-        """One line per claim, its problems below it, and a summary."""
+        """One line per claim, its problems below it, and a summary (or the one line
+        saying why the certificate was refused)."""
+        if self.refused:
+            return f"recheck FAILED: {self.refused}"
         lines = []
         for claim in self.claims:
             verdict = "re-verified" if claim.verified else "FAILED"
@@ -89,283 +122,283 @@ def _require(condition: bool, message: str) -> None:
         raise CertificateFormatError(message)
 
 
-class _Reader:
-    """Rebuilds one claim's objects from its recorded content."""
-
-    def __init__(self, content: Mapping[str, Any], claims: Mapping[str, Claim]) -> None:
-        self.content = content
-        self.claims = claims
-        functions = content.get("functions", {})
-        _require(isinstance(functions, dict), "functions must be a table")
-        for name, kwargs in functions.items():
-            _require(
-                isinstance(kwargs, dict) and all(isinstance(v, bool) for v in kwargs.values()),
-                f"the assumptions of the function {name!r} must be booleans",
-            )
-        self.functions: dict[str, dict[str, bool]] = functions
-        self.families: dict[str, Family] = {}
-        self.definitions: dict[sp.Basic, SumOver | Let | RealRoot] = {}
-        self.problems: list[str] = []
-
-    def expr(self, text: object) -> sp.Basic:
-        return read_expression(text, self.functions)
-
-    def exprs(self, texts: Any) -> list[sp.Basic]:
-        _require(isinstance(texts, list), "expected a list of expressions")
-        return [self.expr(t) for t in texts]
-
-    def family(self, record: object) -> Family:
-        _require(isinstance(record, dict), "a family must be a record")
-        assert isinstance(record, dict)
-        return Family(
-            name=str(record["name"]),
-            index=tuple(self.exprs(record["index"])),
-            count=self.expr(record["count"]),
-            domain=tuple(self.exprs(record["domain"])),
-            description=str(record.get("description", "")),
-        )
-
-    def definition(self, record: Mapping[str, Any]) -> SumOver | Let | RealRoot:
-        kind = record.get("kind")
-        description = str(record.get("description", ""))
-        if kind == "SumOver":
-            name = record["family"]
-            _require(name in self.families, f"the family {name!r} is not recorded")
-            return SumOver(
-                self.expr(record["symbol"]),
-                self.expr(record["term"]),
-                self.families[name],
-                description,
-            )
-        if kind == "Let":
-            return Let(
-                self.expr(record["symbol"]),
-                self.expr(record["expression"]),
-                description,
-            )
-        if kind == "RealRoot":
-            return RealRoot(
-                self.expr(record["symbol"]),
-                self.expr(record["polynomial"]),
-                self.expr(record["var"]),
-                self.expr(record["lower"]),
-                self.expr(record["upper"]),
-                description,
-            )
-        raise CertificateFormatError(f"unknown kind of definition {kind!r}")
-
-    def value(self, data: object) -> object:
-        if data is None or isinstance(data, (bool, str)):
-            return data
-        _require(isinstance(data, dict) and len(data) == 1, f"unexpected input {data!r:.80}")
-        assert isinstance(data, dict)
-        ((tag, payload),) = data.items()
-        if tag == "sympy":
-            return self.expr(payload)
-        if tag == "tuple":
-            _require(isinstance(payload, list), "a tuple must be a list")
-            return tuple(self.value(v) for v in payload)
-        if tag in ("sum", "definition"):
-            key = self.expr(payload)
-            if isinstance(key, sp.core.function.AppliedUndef):
-                key = type(key)
-            _require(key in self.definitions, f"{payload!r:.80} is not a recorded definition")
-            return self.definitions[key]
-        if tag == "sum_at":
-            _require(isinstance(payload, list) and len(payload) == 2, "sum_at takes two items")
-            total = self.value({"sum": payload[0]})
-            _require(isinstance(total, SumOver), "sum_at names a sum")
-            assert isinstance(total, SumOver)
-            return total.at(self.expr(payload[1]))
-        if tag == "family":
-            _require(payload in self.families, f"the family {payload!r} is not recorded")
-            return self.families[payload]
-        if tag == "function":
-            _require(payload in self.functions, f"the function {payload!r} is not recorded")
-            return sp.Function(payload, **self.functions[payload])
-        if tag == "claim":
-            _require(payload in self.claims, f"cites {payload!r:.20}, not earlier in the file")
-            return self.claims[payload]
-        if tag == "step":
-            return self.step(payload)
-        raise CertificateFormatError(f"unknown input tag {tag!r}")
-
-    def step(self, record: object) -> Step:
-        _require(isinstance(record, dict), "a step must be a record")
-        assert isinstance(record, dict)
-        name, inputs = record.get("rule"), record.get("inputs")
-        _require(isinstance(name, str) and isinstance(inputs, dict), "a step needs rule and inputs")
-        assert isinstance(inputs, dict)
-        rules = {rule.__name__: rule for rule in RULES}
-        if name not in rules:  # the kernel fails it: "not one of the kernel's rules"
-            unknown: Step = type(str(name), (_Unknown,), {})(str(name))
-            return unknown
-        for key, value in inputs.items():
-            _require(
-                key == "description" or not isinstance(value, str),
-                f"the input {key!r} of a {name} step is text, not an expression",
-            )
-        values = {key: self.value(value) for key, value in inputs.items()}
-        try:
-            step: Step = rules[name](**values)
-        except TypeError as error:
-            raise CertificateFormatError(f"the inputs of a {name} step: {error}") from None
-        return step
+# --------------------------------------------------------------------------------------
+# Stage 1: the file
 
 
-class _Unknown(Step):
-    """A step whose rule the kernel does not have: it never verifies."""
-
-    method = "unknown rule"
-
-    def __init__(self, name: str) -> None:
-        self.description = f"a {name} step"
-
-    @property
-    def conclusion(self) -> sp.Basic:
-        return sp.false
-
-    def decide(self, context: Any) -> str:
-        raise AssertionError("never decided: not a kernel rule")
-
-    def inputs(self) -> Any:
-        return iter(())
+def _integer(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise CertificateFormatError(f"an integer of more than {MAX_INT_DIGITS} digits")
+    return int(text)
 
 
-def _rebuild(entry: Mapping[str, Any], claims: Mapping[str, Claim]) -> tuple[Claim, list[str]]:
-    content = entry["content"]
-    _require(isinstance(content, dict), "a claim's content must be a record")
-    reader = _Reader(content, claims)
-    for record in content["families"]:
-        family = reader.family(record)
-        reader.families[family.name] = family
-    definitions = []
-    for record in content["definitions"]:
-        _require(isinstance(record, dict), "a definition must be a record")
-        definition = reader.definition(record)
-        key = definition.key
-        reader.definitions[key] = definition
-        definitions.append(definition)
-    witness = None
-    if content["witness"] is not None:
-        witness = {}
-        for pair in content["witness"]:
-            _require(isinstance(pair, list) and len(pair) == 2, "a witness entry is a pair")
-            _require(all(isinstance(item, dict) for item in pair), "a witness entry is two records")
-            key, value = reader.value(pair[0]), reader.value(pair[1])
-            _require(isinstance(key, (sp.Symbol, UndefinedFunction)), "a witness key is a symbol")
-            witness[key] = value
-    steps = [reader.step(record) for record in content["steps"]]
-    cites: list[Any] = [reader.value({"claim": h}) for h in content["cites"]]
-    claim = Claim(
-        id=str(content["id"]),
-        title=str(content["title"]),
-        statement=reader.expr(content["statement"]),
-        assumptions=reader.exprs(content["assumptions"]),
-        source=str(content["source"]),
-        proof=lambda: steps,
-        cites=tuple(cites),
-        formulas=tuple(str(f) for f in content.get("formulas", [])),
-        definitions=tuple(definitions),
-        witness=witness,
-        naturals=tuple(reader.exprs(content["naturals"])),
-    )
-    problems = list(reader.problems)
-    problems += _symbol_table_problems(content, claim, steps)
-    return claim, problems
+def _no_constant(text: str) -> Any:
+    raise CertificateFormatError(f"{text} is not JSON data a certificate holds")
 
 
-def _symbol_table_problems(
-    content: Mapping[str, Any], claim: Claim, steps: Sequence[Step]
-) -> list[str]:
-    """The recorded assumptions of every symbol match the symbols read."""
-    if any(isinstance(s, _Unknown) for s in steps):
-        return []
-    rebuilt = claim_content(claim, steps, lambda cited: "")
-    if rebuilt["symbols"] != content.get("symbols"):
-        return ["the symbol table does not match the symbols of the expressions"]
-    return []
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a key given twice is refused (a reader of the text would see the
+    first, a parser keeps the last: what a person reads must be what is checked)."""
+    record: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in record:
+            raise CertificateFormatError(f"the key {key[:40]!r} appears twice in one object")
+        record[key] = value
+    return record
 
 
-def _step_problems(claim: Claim, result: ClaimResult, entry: Mapping[str, Any]) -> list[str]:
-    """Failed steps, and steps that conclude other than the file says, named."""
-    problems: list[str] = []
-    recorded = entry.get("steps", [])
-    for number, (step, outcome) in enumerate(zip(result.proof, result.steps, strict=False), 1):
-        rule = outcome.rule or type(step).__name__
-        name = f"{claim.id} step {number} ({rule}: {outcome.description!r})"
-        if not outcome.verified:
-            problems.append(f"{name} fails: {outcome.detail}")
-            continue
-        kind: Any = type(step)
-        concluded = sp.srepr(kind.conclusion.fget(step))
-        written = recorded[number - 1].get("conclusion") if number - 1 < len(recorded) else None
-        if written != concluded:
-            problems.append(f"{name} concludes otherwise than the certificate records")
-    if len(recorded) != len(result.proof):
-        problems.append(f"{claim.id}: the certificate records {len(recorded)} step verdicts")
-    return problems
+def load(text: str) -> Any:
+    """Parse a certificate's JSON text under the format's limits.
 
-
-def recheck(certificate: object) -> RecheckReport:
-    """Re-decide every claim of a certificate (a parsed JSON object).
-
-    Raises
-    ------
-    CertificateFormatError
-        If the object is not a certificate of this format (a missing field, an
-        expression that is not an ``srepr`` of the kernel's language, ...).
+    Integers have at most :data:`~softmax_dispersion.theory._serial.MAX_INT_DIGITS`
+    digits; ``NaN`` and infinities are refused.  A floating-point number is read as one
+    (the informative times are such), and refused wherever the content holds a term.
     """
+    try:
+        return json.loads(
+            text, parse_int=_integer, parse_constant=_no_constant, object_pairs_hook=_pairs
+        )
+    except CertificateFormatError:
+        raise
+    except RecursionError:
+        raise CertificateFormatError("the JSON is nested too deep") from None
+    except (json.JSONDecodeError, ValueError) as error:
+        raise CertificateFormatError(f"the file is not JSON: {error}") from None
+
+
+def _depth_ok(data: object, limit: int) -> bool:
+    """The JSON value nests at most ``limit`` deep (checked without recursion)."""
+    stack: list[tuple[object, int]] = [(data, 0)]
+    while stack:
+        value, level = stack.pop()
+        if level > limit:
+            return False
+        if isinstance(value, dict):
+            stack.extend((v, level + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, level + 1) for v in value)
+    return True
+
+
+# --------------------------------------------------------------------------------------
+# Stages 2 and 3: hashes and content
+
+
+def _entries(certificate: object) -> list[dict[str, Any]]:
     _require(isinstance(certificate, dict), "a certificate is a JSON object")
     assert isinstance(certificate, dict)
     _require(
         certificate.get("format") == CERTIFICATE_FORMAT, "not a softmax-dispersion certificate"
     )
+    version = certificate.get("format_version")
     _require(
-        certificate.get("format_version") == FORMAT_VERSION,
-        f"format version {certificate.get('format_version')!r}, not {FORMAT_VERSION}",
+        type(version) is int and version == FORMAT_VERSION,
+        f"format version {str(version)[:20]}, not {FORMAT_VERSION}",
     )
+    _require(_depth_ok(certificate, 260), "the JSON is nested too deep")
     entries = certificate.get("claims")
     _require(isinstance(entries, list) and bool(entries), "a certificate lists its claims")
     assert isinstance(entries, list)
-    claims: dict[str, Claim] = {}
-    cache: dict[str, ClaimResult] = {}
-    verdicts: list[ClaimRecheck] = []
-    for entry in entries:
-        _require(isinstance(entry, dict), "a claim entry must be a record")
-        recorded_hash = entry.get("hash")
-        _require(isinstance(recorded_hash, str), "a claim entry needs its hash")
-        try:
-            claim, problems = _rebuild(entry, claims)
-        except KeyError as error:
-            raise CertificateFormatError(f"a claim's content lacks {error}") from None
-        except (TypeError, ValueError, AttributeError) as error:
-            if isinstance(error, CertificateFormatError):
-                raise
-            raise CertificateFormatError(f"a claim's content cannot be read: {error}") from None
-        if content_hash(entry["content"]) != recorded_hash:
-            problems.append(f"{claim.id}: the recorded content does not have the recorded hash")
-        result = claim.check(cache)
-        if result.content_hash != recorded_hash:
-            problems.append(f"{claim.id}: the claim rebuilt from the file has another hash")
-        problems += _step_problems(claim, result, entry)
-        if not result.verified and not any(p.startswith(f"{claim.id} step") for p in problems):
-            problems.append(f"{claim.id}: {result.problem}")
-        claims[recorded_hash] = claim
-        verdicts.append(
-            ClaimRecheck(
-                id=claim.id,
-                hash=recorded_hash,
-                verified=result.verified and not problems,
-                problems=problems,
-                seconds=result.seconds,
+    _require(len(entries) <= 1_000, "a certificate of more than 1000 claims")
+    for number, entry in enumerate(entries, 1):
+        _require(isinstance(entry, dict), f"claim {number} must be a record")
+        for key in ("id", "title", "statement", "hash", "content", "steps"):
+            _require(key in entry, f"claim {number} lacks {key!r}")
+        _require(isinstance(entry["hash"], str), f"claim {number}: its hash is text")
+        _require(isinstance(entry["content"], dict), f"claim {number}: its content is a record")
+        _require(isinstance(entry["steps"], list), f"claim {number}: its steps are a list")
+    return entries
+
+
+def _label(entry: Mapping[str, Any], number: int) -> str:
+    try:
+        return check_text(entry.get("id"), "an id", identifier=True)
+    except ValueError:
+        return f"claim {number}"
+
+
+def _hash_problem(entry: Mapping[str, Any], number: int) -> str | None:
+    try:
+        digest = content_hash(entry["content"])
+    except (TypeError, ValueError):
+        raise CertificateFormatError(f"claim {number}: its content is not JSON data") from None
+    if digest != entry["hash"]:
+        return f"{_label(entry, number)}: the recorded content does not have the recorded hash"
+    return None
+
+
+def _readable_steps_problem(
+    shown: object, generated: list[dict[str, Any]], where: str
+) -> str | None:
+    if not isinstance(shown, list) or len(shown) != len(generated):
+        count = len(shown) if isinstance(shown, list) else "no"
+        return f"{where}: the file shows {count} steps, the content has {len(generated)}"
+    for number, (record, expected) in enumerate(zip(shown, generated, strict=True), 1):
+        if not isinstance(record, dict):
+            return f"{where}, step {number}: not a record"
+        for key in ("rule", "description", "statement", "method"):
+            if record.get(key) != expected[key]:
+                return (
+                    f"{where}, step {number}: the readable {key} is not the content's "
+                    f"(the file shows {str(record.get(key))[:60]!r})"
+                )
+        if "substeps" in expected or "substeps" in record:
+            problem = _readable_steps_problem(
+                record.get("substeps"), expected.get("substeps", []), f"{where}, step {number}"
             )
-        )
+            if problem:
+                return problem
+    return None
+
+
+def _readable_problem(entry: Mapping[str, Any], frozen: FrozenClaim) -> str | None:
+    """The readable fields, generated again from the content, against the file's."""
+    for key, expected in (
+        ("id", frozen.id),
+        ("title", frozen.title),
+        ("statement", show(frozen.statement)),
+    ):
+        if entry.get(key) != expected:
+            return (
+                f"{frozen.id}: the readable {key} is not the content's "
+                f"(the file shows {str(entry.get(key))[:60]!r}, the content says {expected[:60]!r})"
+            )
+    try:
+        definitions = Definitions(frozen.definitions)
+    except (DefinitionError, ValueError):
+        definitions = Definitions(())
+    return _readable_steps_problem(entry["steps"], readable_steps(frozen, definitions), frozen.id)
+
+
+def _readable_stage(entries: list[dict[str, Any]], claims: list[FrozenClaim]) -> str | None:
+    """Citations in file order, and the readable fields, for every claim (under the
+    certificate's time budget: generating them is work too)."""
+    seen: set[str] = set()
+    try:
+        with time_budget(TOTAL_BUDGET_S):
+            for entry, frozen in zip(entries, claims, strict=True):
+                missing = [cited for cited in frozen.cites if cited not in seen]
+                if missing:
+                    return f"{frozen.id} cites {missing[0][:12]}, which is not earlier in the file"
+                seen.add(entry["hash"])
+                problem = _readable_problem(entry, frozen)
+                if problem:
+                    return problem
+    except BudgetExceeded:
+        return "the readable fields ran past the certificate's time budget"
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# Stage 4: the decision
+
+
+def recheck(
+    certificate: object,
+    *,
+    step_budget_s: float | None = STEP_BUDGET_S,
+    registry: dict[str, Any] | None = None,
+) -> RecheckReport:
+    """Re-decide every claim of a certificate (a parsed JSON object).
+
+    ``registry`` holds earlier re-decisions by content hash (a claim whose content has
+    that very hash is not decided twice); by default it is a fresh one, so that
+    everything is decided again.
+
+    Raises
+    ------
+    CertificateFormatError
+        If the object is not a certificate of this format (a missing field, an
+        expression outside the kernel's grammar or its limits, ...).
+    """
+    entries = _entries(certificate)
+    assert isinstance(certificate, dict)
     tools = certificate.get("tools", {})
-    return RecheckReport(verdicts, dict(tools) if isinstance(tools, dict) else {})
+    tools = {str(k)[:40]: str(v)[:80] for k, v in tools.items()} if isinstance(tools, dict) else {}
+    for number, entry in enumerate(entries, 1):
+        problem = _hash_problem(entry, number)
+        if problem:
+            return RecheckReport([], tools, refused=problem)
+    reader = Reader()
+    frozen_claims: list[FrozenClaim] = []
+    for number, entry in enumerate(entries, 1):
+        try:
+            frozen = read_claim(entry["content"], reader)
+        except CertificateFormatError as error:
+            raise CertificateFormatError(f"claim {number}: {error}") from None
+        rules.CITED_STATEMENTS.setdefault(entry["hash"], frozen.statement)
+        frozen_claims.append(frozen)
+    problem = _readable_stage(entries, frozen_claims)
+    if problem:
+        return RecheckReport([], tools, refused=problem)
+    fresh: dict[str, Any] = {} if registry is None else registry
+    verdicts = _decide(entries, frozen_claims, step_budget_s, fresh, registry is not None)
+    return RecheckReport(verdicts, tools)
 
 
-def recheck_file(path: Path | str) -> RecheckReport:
+def _decide(
+    entries: list[dict[str, Any]],
+    claims: list[FrozenClaim],
+    step_budget_s: float | None,
+    registry: dict[str, Any],
+    reuse: bool,
+) -> list[ClaimRecheck]:
+    verdicts: list[ClaimRecheck] = []
+    previous = _core.STEP_BUDGET_S[0]
+    _core.STEP_BUDGET_S[0] = step_budget_s
+    deadline = time.monotonic() + TOTAL_BUDGET_S
+    try:
+        for entry, frozen in zip(entries, claims, strict=True):
+            if time.monotonic() > deadline:
+                problem = f"{frozen.id}: not decided, the certificate ran past its time budget"
+                verdicts.append(ClaimRecheck(frozen.id, entry["hash"], False, [problem]))
+                continue
+            start = time.perf_counter()
+            try:
+                with time_budget(min(CLAIM_BUDGET_S, max(deadline - time.monotonic(), 1.0))):
+                    result = check_frozen(frozen, registry=registry, reuse=reuse)
+            except BudgetExceeded:
+                verdicts.append(
+                    ClaimRecheck(
+                        frozen.id, entry["hash"], False, [f"{frozen.id}: ran past its time budget"]
+                    )
+                )
+                continue
+            except RecursionError:
+                verdicts.append(
+                    ClaimRecheck(frozen.id, entry["hash"], False, [f"{frozen.id}: nested too deep"])
+                )
+                continue
+            except Exception as error:  # never a traceback: the claim simply fails
+                problem = f"{frozen.id}: cannot be decided ({type(error).__name__}: {error})"
+                verdicts.append(ClaimRecheck(frozen.id, entry["hash"], False, [problem[:500]]))
+                continue
+            problems = []
+            if result.content_hash != entry["hash"]:
+                problems.append(f"{frozen.id}: the claim read from the file has another hash")
+            for number, outcome in enumerate(result.steps, 1):
+                if not outcome.verified:
+                    problems.append(
+                        f"{frozen.id} step {number} ({outcome.rule}: {outcome.description!r}) "
+                        f"fails: {outcome.detail}"
+                    )
+            if not result.verified and (not problems or not result.steps):
+                problems.append(f"{frozen.id}: {result.problem}")
+            verdicts.append(
+                ClaimRecheck(
+                    frozen.id,
+                    entry["hash"],
+                    result.verified and not problems,
+                    problems,
+                    time.perf_counter() - start,
+                )
+            )
+    finally:
+        _core.STEP_BUDGET_S[0] = previous
+    return verdicts
+
+
+def recheck_file(path: Path | str, *, step_budget_s: float | None = STEP_BUDGET_S) -> RecheckReport:
     """Read a certificate file and re-decide it (see :func:`recheck`).
 
     Raises
@@ -374,11 +407,13 @@ def recheck_file(path: Path | str) -> RecheckReport:
         If the file cannot be read, is not JSON, or is not a certificate.
     """
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise CertificateFormatError(f"cannot read {path}: {error}") from None
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        raise CertificateFormatError(f"cannot read {path}: {error.strerror}") from None
+    _require(len(data) <= MAX_FILE_BYTES, f"larger than {MAX_FILE_BYTES} bytes")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CertificateFormatError(f"{path} is not JSON: {error}") from None
-    return recheck(data)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CertificateFormatError("not UTF-8 text") from None
+    return recheck(load(text), step_budget_s=step_budget_s)

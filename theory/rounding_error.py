@@ -783,6 +783,7 @@ not vary with it themselves, and the first-order term is the partial derivative 
 
 _assumptions: list[sp.Basic] = [
     sp.Ge(n, 1),
+    sp.Ge(Delta, 0),  # the terms' range [−Δ, 0] is not empty
     sp.Le(x_i, 0),
     sp.Le(-arg_error, eta_i),
     sp.Le(eta_i, arg_error),

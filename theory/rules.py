@@ -1,15 +1,15 @@
 """The kernel's inference rules (besides calculus): each decides its side conditions.
 
-A rule is a frozen dataclass: its fields are its inputs, :attr:`~Step.conclusion` what it
-concludes from them, and :meth:`~Step.decide` the decision of its side conditions, each
-by a method that can fail (``cancel``, z3, exact root counting).  Two side conditions
-are common to all: every input a rule combines into a new expression is shown
-well-defined first (``require_inputs_defined``:
-sympy cancels ``a * (1/a)`` as it builds the product), and a limit or a derivative in a
-variable never holds fixed a defined symbol whose definition mentions that variable
-(``held_fixed``).  Claim modules build
-steps from these classes; they cannot add a rule (a claim accepts only the kernel's own
-classes, see :data:`softmax_dispersion.theory.kernel.RULES`).
+A rule is written as a frozen dataclass (its fields are its inputs, sympy objects) and
+decided on its frozen form: the kernel reads the fields into terms
+(:mod:`~softmax_dispersion.theory._snapshot`), builds the conclusion from them with its
+own non-evaluating constructors, and decides the side conditions, each by a method that
+can fail (``cancel``, z3, exact root counting).  Two side conditions are common to
+several rules: every input a rule combines into a new expression is shown well-defined
+first (``require_inputs_defined``), and a limit or a derivative in a variable never
+holds fixed a defined symbol whose definition mentions that variable (``held_fixed``).
+Claim modules build steps from these classes; they cannot add a rule (a claim accepts
+only the kernel's own classes, see :data:`softmax_dispersion.theory.kernel.RULES`).
 """
 
 from __future__ import annotations
@@ -17,36 +17,45 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, ClassVar
 
 import sympy as sp
-from sympy.core.function import AppliedUndef
 
+from softmax_dispersion.theory import terms
+from softmax_dispersion.theory._bridge import Bridge
 from softmax_dispersion.theory._core import (
-    CitedClaim,
+    LOGIC,
+    ClaimRef,
     Context,
+    FrozenStep,
     ProofError,
+    RuleLogic,
     Step,
+    SumRef,
     frozen_inputs,
     held_fixed,
+    require,
 )
 from softmax_dispersion.theory._deciders import (
+    LIMIT_OPS,
     decide_identity,
     leading_term_limit,
     require_defined,
     require_inputs_defined,
     sign_assumptions,
+    sympy_limit,
 )
-from softmax_dispersion.theory._expressions import domain_conditions
 from softmax_dispersion.theory.definitions import (
     Definitions,
-    Family,
-    Let,
-    RealRoot,
+    FamilyDef,
+    LetDef,
+    RootDef,
     SumAt,
+    SumDef,
     SumOver,
-    name_of,
 )
+from softmax_dispersion.theory.terms import Term, TermError, show
 
 __all__ = [
     "Cite",
@@ -66,24 +75,78 @@ __all__ = [
 SumLike = SumOver | SumAt
 
 
-def _relation(strict: bool) -> Any:
+def _relation(strict: bool) -> str:
     """The relation ``<`` (strict) or ``<=``."""
-    return sp.StrictLessThan if strict else sp.LessThan
+    return "lt" if strict else "le"
 
 
-def _free_of_index(expr: sp.Basic | None, family: Family, what: str) -> None:
+def _times(a: Term, b: Term) -> Term:
+    """``a · b`` as a conclusion shows it: the rule proved ``a`` and ``b`` well-defined."""
+    return terms.defined_form(terms.mul(a, b))
+
+
+def register(
+    rule: type[Step],
+    kinds: dict[str, str],
+    conclusion: Any,
+    decide: Any,
+    generic_fields: tuple[str, ...] = (),
+) -> None:
+    """Record ``rule``'s logic in the kernel's table (only rule modules call this)."""
+    LOGIC[rule] = RuleLogic(kinds, conclusion, decide, rule.method, generic_fields)
+
+
+@dataclass(frozen=True)
+class ResolvedSum:
+    """A sum a step names, resolved: its symbol, term and family (at a value, if any)."""
+
+    definition: SumDef
+    symbol: Term
+    term: Term
+
+    @property
+    def family(self) -> FamilyDef:
+        """The family summed over."""
+        return self.definition.family
+
+
+def resolve(definitions: Definitions, ref: SumRef, what: str) -> ResolvedSum:
+    """A sum reference resolved against the claim's definitions."""
+    definition = definitions.sum(ref.name, what)
+    if ref.at is None:
+        return ResolvedSum(definition, definition.symbol, definition.term)
+    if definition.var is None:
+        raise ProofError(f"{what}: .at() names a value of a function-valued sum")
+    return ResolvedSum(definition, definition.at(ref.at), definition.term_at(ref.at))
+
+
+def _resolved_in(context: Context, ref: SumRef, what: str) -> ResolvedSum:
+    """As :func:`resolve`; a value ``A(v)`` also needs its term well-defined at ``v``.
+
+    The term at ``v`` is the kernel's substitution, nothing evaluated: ``exp(τ log x)``
+    at ``τ = 1`` stays ``exp(1 · log x)`` and needs ``x > 0``.
+    """
+    resolved = resolve(context.definitions, ref, what)
+    if ref.at is not None:
+        inside = context.inside(resolved.family) if context.scope is None else context
+        var = resolved.definition.var
+        require_defined(inside.facts, [resolved.term], f"{what} at {var} = {show(ref.at)}")
+    return resolved
+
+
+def _free_of_index(expr: Term | None, family: FamilyDef, what: str) -> None:
     if expr is None:
         return
-    clash = sp.sympify(expr).free_symbols & set(family.index)
+    clash = terms.free_names(expr) & set(family.index)
     if clash:
-        raise ProofError(f"{what} depends on the summation index {sorted(map(str, clash))}")
+        raise ProofError(f"{what} depends on the summation index {sorted(clash)}")
 
 
 def _termwise(
     context: Context,
-    family: Family,
-    steps: Sequence[Step],
-    goals: Sequence[tuple[sp.Basic, str]],
+    family: FamilyDef,
+    steps: Sequence[FrozenStep],
+    goals: Sequence[tuple[Term, str]],
 ) -> None:
     """Prove ``goals`` for a generic member of ``family``, after its termwise ``steps``."""
     inside = context.inside(family)
@@ -96,30 +159,17 @@ def _termwise(
         inside.require(goal, what, conclusions)
 
 
-def _sum(context: Context, total: object, what: str) -> SumLike:
-    """``total`` resolved against the claim's definitions.
-
-    A value ``A(v)`` of a function-valued sum needs its term well-defined at ``v`` for a
-    generic member, read before sympy rewrites it (``exp(τ log x)`` at ``τ = 1`` would
-    read ``x``, a law that holds only for ``x > 0``).
-    """
-    resolved = context.definitions.resolve(total, what)
-    if isinstance(resolved, SumAt):
-        var = resolved.total.var
-        with sp.evaluate(False):
-            unevaluated = resolved.total.term.xreplace({var: resolved.value})
-        inside = context.inside(resolved.family) if context.scope is None else context
-        require_defined(inside.facts, [unevaluated], f"{what} at {var} = {resolved.value}")
-    return resolved
-
-
-def _same_family(parts: Sequence[SumLike], family: Family) -> None:
+def _same_family(parts: Sequence[ResolvedSum], family: FamilyDef) -> None:
     for part in parts:
         if part.family != family:
             raise ProofError(
-                f"{sp.sstr(part.symbol)} ranges over the family {part.family.name!r}, "
+                f"{show(part.symbol)} ranges over the family {part.family.name!r}, "
                 f"not {family.name!r}"
             )
+
+
+# --------------------------------------------------------------------------------------
+# Identity
 
 
 @dataclass(frozen=True)
@@ -129,8 +179,8 @@ class Identity(Step):
     Side conditions (z3, from the facts): every denominator of ``lhs`` and ``rhs`` is
     non-zero, and, where the decision splits a logarithm or rewrites a symbolic power,
     every factor and base involved is positive.  ``substitute`` lists equations
-    ``symbol = expression`` that the facts must imply; they are substituted before
-    deciding.
+    ``symbol = expression`` that the facts must imply; they are substituted (by the
+    kernel, nothing evaluated) before deciding.
 
     Examples
     --------
@@ -152,57 +202,61 @@ class Identity(Step):
     def __post_init__(self) -> None:
         frozen_inputs(self)
 
-    @property
-    def conclusion(self) -> sp.Basic:
-        return sp.Eq(self.lhs, self.rhs, evaluate=False)
 
-    def decide(self, context: Context) -> str:
-        lhs, rhs = sp.sympify(self.lhs), sp.sympify(self.rhs)
-        if not self.substitute:
-            return decide_identity(lhs, rhs, context.facts)
-        lhs, rhs = _substituted(context, self.substitute, lhs, rhs)
-        return decide_identity(lhs, rhs, context.facts, defined=True)
+def _identity_conclusion(step: FrozenStep, _: Definitions) -> Term:
+    return terms.rel("eq", step["lhs"], step["rhs"])
 
 
-def _substituted(
-    context: Context, equations: Sequence[sp.Basic], *exprs: sp.Expr
-) -> tuple[sp.Expr, ...]:
+def _identity_decide(step: FrozenStep, context: Context) -> str:
+    lhs, rhs = step["lhs"], step["rhs"]
+    if not step["substitute"]:
+        return decide_identity(lhs, rhs, context.facts)
+    lhs, rhs = substituted(context, step["substitute"], lhs, rhs)
+    return decide_identity(lhs, rhs, context.facts, defined=True)
+
+
+register(
+    Identity,
+    {"lhs": "real", "rhs": "real", "description": "text", "substitute": "formulas"},
+    _identity_conclusion,
+    _identity_decide,
+)
+
+
+def substituted(context: Context, equations: Sequence[Term], *exprs: Term) -> tuple[Term, ...]:
     """Substitute equations ``term = expression`` that the facts imply.
 
     The expressions, and each substituted expression, must be well-defined (every
-    partial operation inside its domain, by z3): a substitution rebuilds expressions,
-    and sympy's automatic rewritings on the way (``exp(log x) = x``) hold only there.
-    The substituted expressions then have the values of the originals, and every
-    partial operation in them is inside its domain too.
+    partial operation inside its domain, by z3).  The substituted expressions then have
+    the values of the originals, and every partial operation in them is inside its
+    domain too.  The replacement is the kernel's own (nothing evaluated, nothing under
+    a limit or a derivative touched).
     """
     require_defined(context.facts, list(exprs), "before substituting")
     result = tuple(exprs)
     for equation in equations:  # in order: each replaces a term by its value
-        lhs = equation.lhs if isinstance(equation, sp.Equality) else None
-        if not isinstance(lhs, (sp.Symbol, AppliedUndef)):
+        lhs = equation[2] if equation[0] == "eq" else None
+        if lhs is None or lhs[0] not in ("sym", "app"):
             raise ProofError(
                 f"a substitution must read symbol = expression (or f(x) = expression), "
-                f"not {equation}"
+                f"not {show(equation)}"
             )
-        if equation.rhs.has(lhs):
-            raise ProofError(f"the substitution {equation} is circular")
-        if any(_bound_inside(e, lhs) for e in result):
+        rhs = equation[3]
+        if any(node == lhs for node in terms.walk(rhs)):
+            raise ProofError(f"the substitution {show(equation)} is circular")
+        if any(terms.occurs_under_binder(e, lhs) for e in result):
             raise ProofError(
-                f"{sp.sstr(lhs)} occurs inside a derivative, a limit or a substitution: an "
+                f"{show(lhs)} occurs inside a derivative, a limit or a substitution: an "
                 "equation at one point says nothing of its neighbourhood"
             )
         context.require(equation, "the substituted equation")
-        require_defined(context.facts, [equation.rhs], "the substituted value")
-        result = tuple(e.xreplace({lhs: equation.rhs}) for e in result)
+        require_defined(context.facts, [rhs], "the substituted value")
+        result = tuple(terms.replace(e, lhs, rhs) for e in result)
     return result
 
 
-def _bound_inside(expr: sp.Basic, term: sp.Basic) -> bool:
-    """``term`` occurs inside a ``Derivative``, ``Subs`` or ``Limit`` of ``expr``."""
-    return any(node.has(term) for node in sp.preorder_traversal(expr) if isinstance(node, _BINDERS))
-
-
-_BINDERS = (sp.Derivative, sp.Subs, sp.Limit)
+# --------------------------------------------------------------------------------------
+# Implied
 
 
 @dataclass(frozen=True)
@@ -226,12 +280,17 @@ class Implied(Step):
     def __post_init__(self) -> None:
         frozen_inputs(self)
 
-    @property
-    def conclusion(self) -> sp.Basic:
-        return self.statement
 
-    def decide(self, context: Context) -> str:
-        return context.require(self.statement, "the conclusion")
+register(
+    Implied,
+    {"statement": "formula", "description": "text"},
+    lambda step, _: step["statement"],
+    lambda step, context: context.require(step["statement"], "the conclusion"),
+)
+
+
+# --------------------------------------------------------------------------------------
+# Limit
 
 
 @dataclass(frozen=True)
@@ -243,7 +302,8 @@ class Limit(Step):
     does sympy's ``limit`` (Gruntz) see the parameters, as symbols with exactly those
     signs.  The value must also follow from the leading terms of the numerator and the
     denominator, as generalised polynomials in ``var`` with exponents ordered by z3;
-    both values are compared with ``expected`` exactly (:class:`Identity`).
+    both values are compared with ``expected`` exactly (:class:`Identity`).  The
+    conclusion speaks of the limit as a whole: it is never a real number to z3.
 
     Examples
     --------
@@ -267,63 +327,63 @@ class Limit(Step):
     def __post_init__(self) -> None:
         frozen_inputs(self)
 
-    @property
-    def conclusion(self) -> sp.Basic:
-        return sp.Eq(sp.Limit(self.expr, self.var, self.point), self.expected, evaluate=False)
 
-    def decide(self, context: Context) -> str:
-        expr, var = sp.sympify(self.expr), self.var
-        if not isinstance(var, sp.Symbol):
-            raise ProofError(f"{var} is not a symbol")
-        if self.point != sp.oo:
-            raise ProofError("only limits at +oo have a second route (leading terms)")
-        if var in sp.sympify(self.expected).free_symbols:
-            raise ProofError(f"the claimed limit depends on {var}")
-        held_fixed(context, [expr, sp.sympify(self.expected)], var, "a limit")
-        if expr.has(sp.Derivative, sp.Subs, sp.Limit) or expr.atoms(sp.Function) - expr.atoms(
-            sp.exp, sp.log
-        ):
-            raise ProofError("the expression must be built from powers, exp and log only")
-        signed: dict[sp.Symbol, sp.Expr] = {}
-        signs = []
-        for symbol in sorted(expr.free_symbols - {var}, key=str):
-            sign = sign_assumptions(symbol, context.facts)
-            signs.append(f"{symbol} {sign}")
-            signed[symbol] = (
-                sp.Integer(0)
-                if sign == "zero"
-                else sp.Dummy(str(symbol), real=True, **{sign: True})
-            )
-        parameters_only = [
-            (condition, name)
-            for condition, name in domain_conditions(expr)
-            if var not in condition.free_symbols
-        ]
-        for condition, name in parameters_only:
+def _limit_conclusion(step: FrozenStep, _: Definitions) -> Term:
+    point = step["point"]
+    direction = "-" if point == terms.OO else "+"
+    return terms.rel(
+        "eq", terms.limit(step["expr"], step["var"], point, direction), step["expected"]
+    )
+
+
+def _limit_decide(step: FrozenStep, context: Context) -> str:
+    expr, var, expected = step["expr"], step["var"], step["expected"]
+    if step["point"] != terms.OO:
+        raise ProofError("only limits at +oo have a second route (leading terms)")
+    if var in terms.free_names(expected):
+        raise ProofError(f"the claimed limit depends on {var}")
+    held_fixed(context, [expr, expected], var, "a limit")
+    if any(node[0] not in LIMIT_OPS for node in terms.walk(expr)):
+        raise ProofError("the expression must be built from powers, exp and log only")
+    terms.check_size(expr, "the limit's expression")
+    signs: dict[str, str] = {}
+    for name in sorted(terms.free_names(expr) - {var}):
+        signs[name] = sign_assumptions(name, context.facts)
+    for condition, name in terms.domain_conditions(expr):
+        if var not in terms.free_names(condition):
             context.require(condition, f"the limit's expression: {name}")
-        leading = leading_term_limit(expr, var, context.facts)
-        back = {v: k for k, v in signed.items() if isinstance(v, sp.Dummy)}
-        gruntz = sp.limit(expr.xreplace(signed), var, sp.oo).xreplace(back)
-        if gruntz.has(sp.Limit, sp.AccumBounds, sp.nan, sp.zoo):
-            raise ProofError(f"sympy could not evaluate the limit: {sp.sstr(gruntz)}")
-        for route, value in (("sympy's limit", gruntz), ("the leading terms", leading)):
-            _same_value(value, sp.sympify(self.expected), context, route)
-        return (
-            f"signs: {', '.join(signs) or 'no parameters'}; sympy's limit and the "
-            f"leading terms both give {sp.sstr(leading)}"
-        )
+    leading = leading_term_limit(expr, var, context.facts)
+    gruntz = sympy_limit(expr, var, signs)
+    for route, value in (("sympy's limit", gruntz), ("the leading terms", leading)):
+        _same_value(value, expected, context, route)
+    shown = ", ".join(f"{name} {sign}" for name, sign in signs.items())
+    return (
+        f"signs: {shown or 'no parameters'}; sympy's limit and the leading terms both give "
+        f"{show(leading)}"
+    )
 
 
-def _same_value(value: sp.Expr, expected: sp.Expr, context: Context, route: str) -> None:
-    infinite = (sp.oo, -sp.oo)
-    if value in infinite or expected in infinite:
+def _same_value(value: Term, expected: Term, context: Context, route: str) -> None:
+    if value[0] == "inf" or expected[0] == "inf":
         if value != expected:
-            raise ProofError(f"{route} gives {sp.sstr(value)}, not {sp.sstr(expected)}")
+            raise ProofError(f"{route} gives {show(value)}, not {show(expected)}")
         return
     try:
-        decide_identity(value, expected, context.facts, f"{route} ({sp.sstr(value)})")
+        decide_identity(value, expected, context.facts, f"{route} ({show(value)})")
     except ProofError as error:
-        raise ProofError(f"{error}; the claimed value is {sp.sstr(expected)}") from None
+        raise ProofError(f"{error}; the claimed value is {show(expected)}") from None
+
+
+register(
+    Limit,
+    {"expr": "real", "var": "name", "point": "point", "expected": "point", "description": "text"},
+    _limit_conclusion,
+    _limit_decide,
+)
+
+
+# --------------------------------------------------------------------------------------
+# Monotonicity of exp and log
 
 
 @dataclass(frozen=True)
@@ -340,26 +400,33 @@ class ExpMonotone(Step):
     def __post_init__(self) -> None:
         frozen_inputs(self)
 
-    @property
-    def conclusion(self) -> sp.Basic:
-        return _relation(self.strict)(
-            sp.exp(self.lower / self.scale), sp.exp(self.upper / self.scale), evaluate=False
-        )
 
-    def decide(self, context: Context) -> str:
-        require_inputs_defined(
-            context.facts,
-            [
-                (self.lower, "the smaller side"),
-                (self.upper, "the larger side"),
-                (self.scale, "the scale"),
-            ],
-        )
-        context.require(
-            _relation(self.strict)(self.lower, self.upper, evaluate=False), "the premise"
-        )
-        context.require(sp.Gt(self.scale, 0, evaluate=False), "positivity of the scale")
-        return "premise and scale > 0 implied by the facts"
+def _exp_conclusion(step: FrozenStep, _: Definitions) -> Term:
+    inverse = terms.power(step["scale"], -1)
+    return terms.rel(
+        _relation(step["strict"]),
+        terms.defined_form(terms.exp(terms.mul(step["lower"], inverse))),
+        terms.defined_form(terms.exp(terms.mul(step["upper"], inverse))),
+    )
+
+
+def _exp_decide(step: FrozenStep, context: Context) -> str:
+    lower, upper, scale = step["lower"], step["upper"], step["scale"]
+    require_inputs_defined(
+        context.facts,
+        [(lower, "the smaller side"), (upper, "the larger side"), (scale, "the scale")],
+    )
+    context.require(terms.rel(_relation(step["strict"]), lower, upper), "the premise")
+    context.require(terms.rel("gt", scale, terms.ZERO), "positivity of the scale")
+    return "premise and scale > 0 implied by the facts"
+
+
+register(
+    ExpMonotone,
+    {"lower": "real", "upper": "real", "description": "text", "scale": "real", "strict": "bool"},
+    _exp_conclusion,
+    _exp_decide,
+)
 
 
 @dataclass(frozen=True)
@@ -375,16 +442,26 @@ class LogMonotone(Step):
     def __post_init__(self) -> None:
         frozen_inputs(self)
 
-    @property
-    def conclusion(self) -> sp.Basic:
-        return _relation(self.strict)(sp.log(self.lower), sp.log(self.upper), evaluate=False)
 
-    def decide(self, context: Context) -> str:
-        context.require(sp.Gt(self.lower, 0, evaluate=False), "positivity of the smaller side")
-        context.require(
-            _relation(self.strict)(self.lower, self.upper, evaluate=False), "the premise"
-        )
-        return "premise and positivity implied by the facts"
+def _log_decide(step: FrozenStep, context: Context) -> str:
+    lower, upper = step["lower"], step["upper"]
+    context.require(terms.rel("gt", lower, terms.ZERO), "positivity of the smaller side")
+    context.require(terms.rel(_relation(step["strict"]), lower, upper), "the premise")
+    return "premise and positivity implied by the facts"
+
+
+register(
+    LogMonotone,
+    {"lower": "real", "upper": "real", "description": "text", "strict": "bool"},
+    lambda step, _: terms.rel(
+        _relation(step["strict"]), terms.log(step["lower"]), terms.log(step["upper"])
+    ),
+    _log_decide,
+)
+
+
+# --------------------------------------------------------------------------------------
+# Sums
 
 
 @dataclass(frozen=True)
@@ -421,95 +498,56 @@ class SumOfTerms(Step):
     def __post_init__(self) -> None:
         frozen_inputs(self)
 
-    def sub_steps(self) -> tuple[Step, ...]:
-        return tuple(self.termwise)
 
-    @property
-    def conclusion(self) -> sp.Basic:
-        relation = _relation(self.strict)
-        count = self.total.family.count
-        parts = []
-        if self.lower is not None:
-            parts.append(relation(count * self.lower, self.total.symbol, evaluate=False))
-        if self.upper is not None:
-            parts.append(relation(self.total.symbol, count * self.upper, evaluate=False))
-        return sp.And(*parts)
-
-    def decide(self, context: Context) -> str:
-        total = _sum(context, self.total, "the sum")
-        family = total.family
-        if self.lower is None and self.upper is None:
-            raise ProofError("no bound to sum")
-        _free_of_index(self.lower, family, "the lower bound")
-        _free_of_index(self.upper, family, "the upper bound")
-        # the conclusion is count · bound, which sympy evaluates as it is built
-        require_inputs_defined(
-            context.facts,
-            [
-                (family.count, "the count"),
-                (self.lower, "the lower bound"),
-                (self.upper, "the upper bound"),
-            ],
-        )
-        least = 1 if self.strict else 0
-        context.require(sp.Ge(family.count, least, evaluate=False), f"a count of at least {least}")
-        relation = _relation(self.strict)
-        goals = []
-        if self.lower is not None:
-            goals.append(
-                (relation(self.lower, total.term, evaluate=False), "the termwise lower bound")
-            )
-        if self.upper is not None:
-            goals.append(
-                (relation(total.term, self.upper, evaluate=False), "the termwise upper bound")
-            )
-        _termwise(context, family, self.termwise, goals)
-        return "termwise bounds for a generic member, and the count, implied by the facts"
+def _sum_of_terms_conclusion(step: FrozenStep, definitions: Definitions) -> Term:
+    total = resolve(definitions, step["total"], "the sum")
+    relation = _relation(step["strict"])
+    count = total.family.count
+    parts = []
+    if step["lower"] is not None:
+        parts.append(terms.rel(relation, _times(count, step["lower"]), total.symbol))
+    if step["upper"] is not None:
+        parts.append(terms.rel(relation, total.symbol, _times(count, step["upper"])))
+    return terms.conj(*parts)
 
 
-def _weighted(
-    context: Context,
-    total: SumLike,
-    weights: SumLike,
-    value: sp.Expr,
-    lower: sp.Expr | None,
-    upper: sp.Expr | None,
-    termwise: Sequence[Step],
-) -> None:
-    """The side conditions of a weighted sum ``Σ w f`` bounded through ``Σ w``."""
-    total = _sum(context, total, "the weighted sum")
-    weights = _sum(context, weights, "the weights")
+def _sum_of_terms_decide(step: FrozenStep, context: Context) -> str:
+    total = _resolved_in(context, step["total"], "the sum")
     family = total.family
-    _same_family([weights], family)
+    lower, upper, strict = step["lower"], step["upper"], step["strict"]
     if lower is None and upper is None:
         raise ProofError("no bound to sum")
     _free_of_index(lower, family, "the lower bound")
     _free_of_index(upper, family, "the upper bound")
-    # the conclusion is bound · W, the identity's right side weight · value: both are
-    # evaluated by sympy as they are built, so the pieces must be well-defined first
-    require_inputs_defined(context.facts, [(lower, "the lower bound"), (upper, "the upper bound")])
-    inside = context.inside(family)
     require_inputs_defined(
-        inside.facts, [(weights.term, "the weights' term"), (value, "the value")]
+        context.facts,
+        [(family.count, "the count"), (lower, "the lower bound"), (upper, "the upper bound")],
     )
-    decide_identity(total.term, weights.term * value, inside.facts, "term = weight · value")
-    goals = [(sp.Ge(weights.term, 0, evaluate=False), "non-negativity of the weights")]
+    least = 1 if strict else 0
+    context.require(terms.rel("ge", family.count, terms.num(least)), f"a count of at least {least}")
+    relation = _relation(strict)
+    goals = []
     if lower is not None:
-        goals.append((sp.Le(lower, value, evaluate=False), "the termwise lower bound"))
+        goals.append((terms.rel(relation, lower, total.term), "the termwise lower bound"))
     if upper is not None:
-        goals.append((sp.Le(value, upper, evaluate=False), "the termwise upper bound"))
-    _termwise(context, family, termwise, goals)
+        goals.append((terms.rel(relation, total.term, upper), "the termwise upper bound"))
+    _termwise(context, family, step["termwise"], goals)
+    return "termwise bounds for a generic member, and the count, implied by the facts"
 
 
-def _bounds(
-    lower: sp.Expr | None, middle: sp.Expr, upper: sp.Expr | None, scale: sp.Expr
-) -> sp.Basic:
-    parts = []
-    if lower is not None:
-        parts.append(sp.Le(lower * scale, middle, evaluate=False))
-    if upper is not None:
-        parts.append(sp.Le(middle, upper * scale, evaluate=False))
-    return sp.And(*parts)
+register(
+    SumOfTerms,
+    {
+        "total": "sum",
+        "lower": "real?",
+        "upper": "real?",
+        "description": "text",
+        "termwise": "steps",
+        "strict": "bool",
+    },
+    _sum_of_terms_conclusion,
+    _sum_of_terms_decide,
+)
 
 
 @dataclass(frozen=True)
@@ -536,18 +574,70 @@ class WeightedSum(Step):
     def __post_init__(self) -> None:
         frozen_inputs(self)
 
-    def sub_steps(self) -> tuple[Step, ...]:
-        return tuple(self.termwise)
 
-    @property
-    def conclusion(self) -> sp.Basic:
-        return _bounds(self.lower, self.total.symbol, self.upper, self.weights.symbol)
+def _bounds(lower: Term | None, middle: Term, upper: Term | None, scale: Term) -> Term:
+    parts = []
+    if lower is not None:
+        parts.append(terms.rel("le", _times(lower, scale), middle))
+    if upper is not None:
+        parts.append(terms.rel("le", middle, _times(upper, scale)))
+    return terms.conj(*parts)
 
-    def decide(self, context: Context) -> str:
-        _weighted(
-            context, self.total, self.weights, self.value, self.lower, self.upper, self.termwise
-        )
-        return "term = weight · value; weights >= 0 and termwise bounds implied by the facts"
+
+def _weighted(step: FrozenStep, context: Context) -> None:
+    """The side conditions of a weighted sum ``Σ w f`` bounded through ``Σ w``."""
+    total = _resolved_in(context, step["total"], "the weighted sum")
+    weights = _resolved_in(context, step["weights"], "the weights")
+    value, lower, upper = step["value"], step["lower"], step["upper"]
+    family = total.family
+    _same_family([weights], family)
+    if lower is None and upper is None:
+        raise ProofError("no bound to sum")
+    _free_of_index(lower, family, "the lower bound")
+    _free_of_index(upper, family, "the upper bound")
+    require_inputs_defined(context.facts, [(lower, "the lower bound"), (upper, "the upper bound")])
+    inside = context.inside(family)
+    require_inputs_defined(
+        inside.facts, [(weights.term, "the weights' term"), (value, "the value")]
+    )
+    decide_identity(
+        total.term, terms.mul(weights.term, value), inside.facts, "term = weight · value"
+    )
+    goals = [(terms.rel("ge", weights.term, terms.ZERO), "non-negativity of the weights")]
+    if lower is not None:
+        goals.append((terms.rel("le", lower, value), "the termwise lower bound"))
+    if upper is not None:
+        goals.append((terms.rel("le", value, upper), "the termwise upper bound"))
+    _termwise(context, family, step["termwise"], goals)
+
+
+def _weighted_decide(step: FrozenStep, context: Context) -> str:
+    _weighted(step, context)
+    return "term = weight · value; weights >= 0 and termwise bounds implied by the facts"
+
+
+_WEIGHTED_KINDS = {
+    "total": "sum",
+    "weights": "sum",
+    "value": "real",
+    "lower": "real?",
+    "upper": "real?",
+    "description": "text",
+    "termwise": "steps",
+}
+
+register(
+    WeightedSum,
+    _WEIGHTED_KINDS,
+    lambda step, definitions: _bounds(
+        step["lower"],
+        resolve(definitions, step["total"], "the weighted sum").symbol,
+        step["upper"],
+        resolve(definitions, step["weights"], "the weights").symbol,
+    ),
+    _weighted_decide,
+    ("value",),
+)
 
 
 @dataclass(frozen=True)
@@ -561,16 +651,26 @@ class ConvexCombination(WeightedSum):
 
     method: ClassVar[str] = "rule: convex combination"
 
-    @property
-    def conclusion(self) -> sp.Basic:
-        return _bounds(self.lower, self.total.symbol, self.upper, sp.Integer(1))
 
-    def decide(self, context: Context) -> str:
-        context.require(
-            sp.Eq(self.weights.symbol, 1, evaluate=False), "that the weights add up to 1"
-        )
-        super().decide(context)
-        return "weights >= 0 adding up to 1; termwise bounds implied by the facts"
+def _convex_decide(step: FrozenStep, context: Context) -> str:
+    weights = resolve(context.definitions, step["weights"], "the weights")
+    context.require(terms.rel("eq", weights.symbol, terms.ONE), "that the weights add up to 1")
+    _weighted(step, context)
+    return "weights >= 0 adding up to 1; termwise bounds implied by the facts"
+
+
+register(
+    ConvexCombination,
+    _WEIGHTED_KINDS,
+    lambda step, definitions: _bounds(
+        step["lower"],
+        resolve(definitions, step["total"], "the weighted sum").symbol,
+        step["upper"],
+        terms.ONE,
+    ),
+    _convex_decide,
+    ("value",),
+)
 
 
 @dataclass(frozen=True)
@@ -594,38 +694,64 @@ class SumLinearity(Step):
     def __post_init__(self) -> None:
         frozen_inputs(self)
 
-    @property
-    def conclusion(self) -> sp.Basic:
-        return sp.Eq(
-            self.target.symbol,
-            sp.Add(*(coeff * part.symbol for coeff, part in self.combination)),
-            evaluate=False,
-        )
 
-    def decide(self, context: Context) -> str:
-        target = _sum(context, self.target, "the target")
-        family = target.family
-        parts = [_sum(context, part, "a part") for _, part in self.combination]
-        _same_family(parts, family)
-        for coeff, _ in self.combination:
-            _free_of_index(coeff, family, "a coefficient")
-        inside = context.inside(family)
-        # coefficient · term and coefficient · symbol are evaluated as they are built
-        require_inputs_defined(
-            context.facts,
-            [(coeff, f"the coefficient {sp.sstr(coeff)}") for coeff, _ in self.combination],
-        )
-        require_inputs_defined(
-            inside.facts, [(part.term, f"the term of {sp.sstr(part.symbol)}") for part in parts]
-        )
-        pairs = zip(self.combination, parts, strict=True)
-        termwise = sp.Add(*(coeff * part.term for (coeff, _), part in pairs))
-        if self.substitute:
-            lhs, rhs = _substituted(inside, self.substitute, target.term, termwise)
-            detail = decide_identity(lhs, rhs, inside.facts, "the termwise identity", True)
-        else:
-            detail = decide_identity(target.term, termwise, inside.facts, "the termwise identity")
-        return f"termwise identity decided: {detail}"
+def _combination(
+    pairs: Sequence[tuple[Term, SumRef]], definitions: Definitions, of_terms: bool
+) -> Term:
+    parts = []
+    for coefficient, ref in pairs:
+        resolved = resolve(definitions, ref, "a part")
+        parts.append(_times(coefficient, resolved.term if of_terms else resolved.symbol))
+    return terms.defined_form(terms.add(*parts)) if parts else terms.ZERO
+
+
+def _linearity_conclusion(step: FrozenStep, definitions: Definitions) -> Term:
+    target = resolve(definitions, step["target"], "the target")
+    return terms.rel("eq", target.symbol, _combination(step["combination"], definitions, False))
+
+
+def _linearity_decide(step: FrozenStep, context: Context) -> str:
+    target = _resolved_in(context, step["target"], "the target")
+    family = target.family
+    pairs = step["combination"]
+    parts = [_resolved_in(context, ref, "a part") for _, ref in pairs]
+    _same_family(parts, family)
+    for coefficient, _ in pairs:
+        _free_of_index(coefficient, family, "a coefficient")
+    inside = context.inside(family)
+    require_inputs_defined(
+        context.facts,
+        [(coefficient, f"the coefficient {show(coefficient)}") for coefficient, _ in pairs],
+    )
+    require_inputs_defined(
+        inside.facts, [(part.term, f"the term of {show(part.symbol)}") for part in parts]
+    )
+    termwise = terms.add(
+        *(terms.mul(c, part.term) for (c, _), part in zip(pairs, parts, strict=True))
+    )
+    if step["substitute"]:
+        lhs, rhs = substituted(inside, step["substitute"], target.term, termwise)
+        detail = decide_identity(lhs, rhs, inside.facts, "the termwise identity", True)
+    else:
+        detail = decide_identity(target.term, termwise, inside.facts, "the termwise identity")
+    return f"termwise identity decided: {detail}"
+
+
+register(
+    SumLinearity,
+    {
+        "target": "sum",
+        "combination": "combination",
+        "description": "text",
+        "substitute": "formulas",
+    },
+    _linearity_conclusion,
+    _linearity_decide,
+)
+
+
+# --------------------------------------------------------------------------------------
+# Real roots
 
 
 @dataclass(frozen=True)
@@ -640,50 +766,71 @@ class RealRoots(Step):
 
     polynomial: sp.Expr
     var: sp.Symbol
-    roots: Sequence[RealRoot]
+    roots: Sequence[Any]
     description: str
     method: ClassVar[str] = "exact real-root counting"
 
     def __post_init__(self) -> None:
         frozen_inputs(self)
 
-    @property
-    def conclusion(self) -> sp.Basic:
-        return sp.Implies(
-            sp.Eq(self.polynomial, 0, evaluate=False),
-            sp.Or(*(sp.Eq(self.var, root.symbol, evaluate=False) for root in self.roots)),
-        )
 
-    def decide(self, context: Context) -> str:
-        if sp.sympify(self.polynomial).doit() != self.polynomial:
-            raise ProofError(
-                f"the polynomial {sp.sstr(self.polynomial)} is held unevaluated: give it "
-                "as sympy builds it"
-            )
-        try:
-            poly = sp.Poly(self.polynomial, self.var, domain="QQ")
-        except (sp.PolynomialError, sp.CoercionFailed) as error:
-            raise ProofError(f"not a polynomial with rational coefficients: {error}") from None
-        intervals = []
-        for root in self.roots:
-            if type(root) is not RealRoot or context.definitions.by_key.get(root.symbol) != root:
-                raise ProofError(f"{root!r} is not a RealRoot among the claim's definitions")
-            if (
-                sp.Poly(root.polynomial, root.var, domain="QQ")
-                .as_expr()
-                .xreplace({root.var: self.var})
-                != poly.as_expr()
-            ):
-                raise ProofError(f"{root.symbol} is a root of another polynomial")
-            intervals.append((root.lower, root.upper))
-        intervals.sort()
-        for (_, hi), (lo, _) in itertools.pairwise(intervals):
-            if lo < hi:
-                raise ProofError("two roots' intervals overlap")
-        total = poly.count_roots()
-        if total != len(self.roots):
-            raise ProofError(f"the polynomial has {total} real roots, not {len(self.roots)}")
-        return f"{total} real roots, each isolated in its own interval"
+def _roots_conclusion(step: FrozenStep, _: Definitions) -> Term:
+    var = terms.sym(step["var"])
+    options = [terms.rel("eq", var, terms.sym(ref.name)) for ref in step["roots"]]
+    found = (
+        terms.FALSE
+        if not options
+        else options[0]
+        if len(options) == 1
+        else terms.make("or", options)
+    )
+    return terms.make("implies", (terms.rel("eq", step["polynomial"], terms.ZERO), found))
+
+
+def _poly(polynomial: Term, var: str) -> sp.Poly:
+    if terms.free_names(polynomial) - {var}:
+        raise ProofError(f"{show(polynomial)} has parameters besides {var}")
+    bridge = Bridge(opaque=())
+    try:
+        terms.check_size(polynomial, "the polynomial")
+        return sp.Poly(bridge.expr(polynomial), bridge.symbol(var), domain="QQ")
+    except (TermError, sp.PolynomialError, sp.CoercionFailed) as error:
+        raise ProofError(f"not a polynomial with rational coefficients: {error}") from None
+
+
+def _roots_decide(step: FrozenStep, context: Context) -> str:
+    poly = _poly(step["polynomial"], step["var"])
+    intervals: list[tuple[Fraction, Fraction]] = []
+    for ref in step["roots"]:
+        root = context.definitions.by_name.get(ref.name)
+        if not isinstance(root, RootDef):
+            raise ProofError(f"{ref.name} is not a RealRoot among the claim's definitions")
+        theirs = _poly(root.polynomial, root.var)
+        if theirs.as_expr().xreplace({theirs.gens[0]: poly.gens[0]}) != poly.as_expr():
+            raise ProofError(f"{ref.name} is a root of another polynomial")
+        lo, hi = terms.value_of(root.lower), terms.value_of(root.upper)
+        assert lo is not None and hi is not None
+        intervals.append((lo, hi))
+    intervals.sort()
+    for (_, hi), (lo, _) in itertools.pairwise(intervals):
+        if lo < hi:
+            raise ProofError("two roots' intervals overlap")
+    total = poly.count_roots()
+    if total != len(step["roots"]):
+        raise ProofError(f"the polynomial has {total} real roots, not {len(step['roots'])}")
+    return f"{total} real roots, each isolated in its own interval"
+
+
+register(
+    RealRoots,
+    {"polynomial": "real", "var": "name", "roots": "roots", "description": "text"},
+    _roots_conclusion,
+    _roots_decide,
+)
+
+
+# --------------------------------------------------------------------------------------
+# Citations
 
 
 @dataclass(frozen=True)
@@ -691,68 +838,88 @@ class Cite(Step):
     """Rule: a verified claim's statement, where its assumptions hold.
 
     The cited claim must be one the citing claim declares in ``cites``, checked and
-    verified (the very object, by content hash).  Every definition the cited claim's
+    verified: what is concluded is the statement the kernel froze when it checked that
+    claim (by content hash), whatever the object says now.  Every definition the cited
     statement and assumptions depend on must be a definition of the citing claim too:
-    the same abbreviations and roots, and sums with the same name and term over a family
-    of the same index and count whose domain implies the cited one's.  Then its
+    the same abbreviations and roots, and sums with the same name and term over a
+    family of the same index and count whose domain implies the cited one's.  Then its
     assumptions must follow from the facts (z3), and its statement is concluded.
     """
 
-    claim: CitedClaim
+    claim: Any
     description: str
     method: ClassVar[str] = "rule: a verified claim, its assumptions discharged"
 
-    @property
-    def conclusion(self) -> sp.Basic:
-        return self.claim.statement
 
-    def decide(self, context: Context) -> str:
-        claim = self.claim
-        if context.citations is None:
-            raise ProofError("no cited claims here")
-        outcome = context.citations(claim)
-        if isinstance(outcome, str):
-            raise ProofError(outcome)
-        if not outcome.verified:
-            raise ProofError(f"{claim.id} did not verify: {outcome.problem}")
-        missing = set(claim.naturals) - set(context.naturals)
-        if missing:
-            raise ProofError(
-                f"{claim.id} holds for natural {sorted(map(str, missing))} only; declare them "
-                "natural here too"
-            )
-        cited = Definitions(claim.definitions)
-        _compatible(context, cited, claim)
-        context.require(sp.And(*claim.assumptions), f"the assumptions of {claim.id}")
-        return f"{claim.id} verified (hash {outcome.content_hash[:12]}); its assumptions hold"
+def _cited(step: FrozenStep, context: Context) -> Any:
+    ref: ClaimRef = step["claim"]
+    if context.citations is None:
+        raise ProofError("no cited claims here")
+    outcome = context.citations(ref)
+    if isinstance(outcome, str):
+        raise ProofError(outcome)
+    return outcome
 
 
-def _compatible(context: Context, cited: Definitions, claim: CitedClaim) -> None:
+def _cite_decide(step: FrozenStep, context: Context) -> str:
+    cited = _cited(step, context)
+    if not cited.verified:
+        raise ProofError(f"{cited.id} did not verify: {cited.problem}")
+    missing = set(cited.naturals) - set(context.naturals)
+    if missing:
+        raise ProofError(
+            f"{cited.id} holds for natural {sorted(missing)} only; declare them natural here too"
+        )
+    _compatible(context, cited)
+    context.require(terms.conj(*cited.assumptions), f"the assumptions of {cited.id}")
+    return f"{cited.id} verified (hash {cited.digest[:12]}); its assumptions hold"
+
+
+def _compatible(context: Context, cited: Any) -> None:
     """The cited claim's definitions mean the same here (its families at most wider)."""
-    families: dict[str, Family] = {}
-    for definition in cited.mentioned([claim.statement, *claim.assumptions]):
-        mine = context.definitions.by_key.get(definition.key)
-        name = name_of(definition)
+    families: dict[str, FamilyDef] = {}
+    for definition in cited.definitions.mentioned([cited.statement, *cited.assumptions]):
+        mine = context.definitions.by_name.get(definition.name)
+        name = definition.name
         if mine is None or type(mine) is not type(definition):
             raise ProofError(
-                f"{claim.id} defines {name}: define it here the same way to cite {claim.id}"
+                f"{cited.id} defines {name}: define it here the same way to cite {cited.id}"
             )
-        if isinstance(definition, (Let, RealRoot)):
+        if isinstance(definition, (LetDef, RootDef)):
             if mine != definition:
-                raise ProofError(f"{name} is defined here otherwise than in {claim.id}")
+                raise ProofError(f"{name} is defined here otherwise than in {cited.id}")
             continue
-        assert isinstance(mine, SumOver) and isinstance(definition, SumOver)
+        assert isinstance(mine, SumDef) and isinstance(definition, SumDef)
         theirs, ours = definition.family, mine.family
-        if (mine.symbol, mine.term) != (definition.symbol, definition.term) or (
+        if (mine.var, mine.term) != (definition.var, definition.term) or (
             ours.index,
             ours.count,
         ) != (theirs.index, theirs.count):
-            raise ProofError(f"{name} is defined here otherwise than in {claim.id}")
+            raise ProofError(f"{name} is defined here otherwise than in {cited.id}")
         if families.setdefault(theirs.name, ours) != ours:
-            raise ProofError(f"{claim.id}'s family {theirs.name!r} stands for two families here")
+            raise ProofError(f"{cited.id}'s family {theirs.name!r} stands for two families here")
         inside = context.inside(ours)
         for relation in theirs.domain:
-            inside.require(relation, f"{ours.name!r} lies within {claim.id}'s domain")
+            inside.require(relation, f"{ours.name!r} lies within {cited.id}'s domain")
+
+
+def _cite_conclusion(step: FrozenStep, _: Definitions) -> Term:
+    ref: ClaimRef = step["claim"]
+    statement = CITED_STATEMENTS.get(ref.digest)
+    if statement is None:
+        raise ProofError(f"{ref.label or 'the cited claim'} is not a claim the kernel has checked")
+    return statement
+
+
+CITED_STATEMENTS: dict[str, Term] = {}
+"""The frozen statement of every claim the kernel checked, by content hash (the kernel
+writes it; a citation concludes exactly this)."""
+
+register(Cite, {"claim": "claim", "description": "text"}, _cite_conclusion, _cite_decide)
+
+
+# --------------------------------------------------------------------------------------
+# Induction
 
 
 @dataclass(frozen=True)
@@ -762,8 +929,9 @@ class Induction(Step):
     ``var`` must be one of the claim's ``naturals``: the claim's facts that mention it
     hold for every natural value.  Base: the facts at ``var = 0`` imply
     ``predicate(0)``.  Step: for a fresh ``k >= 0``, the facts at ``k`` and at ``k + 1``
-    and ``predicate(k)`` imply ``predicate(k + 1)``.  Both by z3.  Concludes
-    ``predicate`` (for every natural value of ``var``).
+    and ``predicate(k)`` imply ``predicate(k + 1)``.  Both by z3, after the kernel's own
+    substitution (nothing evaluated: ``1/n`` at ``n = 0`` stays ``1/0``, an unspecified
+    real).  Concludes ``predicate`` (for every natural value of ``var``).
     """
 
     var: sp.Symbol
@@ -774,26 +942,38 @@ class Induction(Step):
     def __post_init__(self) -> None:
         frozen_inputs(self)
 
-    @property
-    def conclusion(self) -> sp.Basic:
-        return self.predicate
 
-    def decide(self, context: Context) -> str:
-        var = self.var
-        if var not in context.naturals:
-            raise ProofError(f"{var} is not a natural-number symbol of the claim")
-        if self.predicate.has(*_BINDERS):
-            raise ProofError("the predicate must not contain derivatives, limits or Subs")
-        if var not in self.predicate.free_symbols:
-            raise ProofError(f"the predicate does not depend on {var}")
+def _induction_decide(step: FrozenStep, context: Context) -> str:
+    var, predicate = step["var"], step["predicate"]
+    if var not in context.naturals:
+        raise ProofError(f"{var} is not a natural-number symbol of the claim")
+    if terms.has_op(predicate, "lim", "der"):
+        raise ProofError("the predicate must not contain derivatives or limits")
+    if var not in terms.free_names(predicate):
+        raise ProofError(f"the predicate does not depend on {var}")
+    taken = set(terms.free_names(predicate))
+    for fact in context.facts:
+        taken |= terms.free_names(fact)
+    k = terms.sym(terms.fresh_name("k", taken))
 
-        def at(value: sp.Expr) -> list[sp.Basic]:
-            return [f.subs(var, value) if var in f.free_symbols else f for f in context.facts]
+    def at(value: Term) -> list[Term]:
+        return [terms.substitute(f, {var: value}) for f in context.facts]
 
-        from softmax_dispersion.theory._core import require
+    require(at(terms.ZERO), terms.substitute(predicate, {var: terms.ZERO}), "the base case")
+    successor = terms.add(k, terms.ONE)
+    hypotheses = [
+        *at(k),
+        *at(successor),
+        terms.rel("ge", k, terms.ZERO),
+        terms.substitute(predicate, {var: k}),
+    ]
+    require(hypotheses, terms.substitute(predicate, {var: successor}), "the induction step")
+    return "base case and induction step implied by the facts"
 
-        require(at(sp.Integer(0)), self.predicate.subs(var, 0), "the base case")
-        k = sp.Dummy("k", real=True)
-        hypotheses = [*at(k), *at(k + 1), sp.Ge(k, 0, evaluate=False), self.predicate.subs(var, k)]
-        require(hypotheses, self.predicate.subs(var, k + 1), "the induction step")
-        return "base case and induction step implied by the facts"
+
+register(
+    Induction,
+    {"var": "name", "predicate": "formula", "description": "text"},
+    lambda step, _: step["predicate"],
+    _induction_decide,
+)

@@ -19,8 +19,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="re-decide every step of a proof certificate, from the file alone",
         description=(
             "Rebuild every claim of a certificate written by 'prove --certificate' from the "
-            "file alone (never importing the modules that define the claims) and check it "
-            "again with the kernel: exit 0 if all re-verify, 1 naming a step that fails."
+            "file alone (JSON data only, never evaluated; never importing the modules that "
+            "define the claims), check that its readable fields are what its content says, "
+            "and decide it again with the kernel: exit 0 if all re-verify, 1 naming a claim "
+            "or a step that does not, 2 for a file that is not a readable certificate."
         ),
         epilog=(
             "Example: 'softmax-dispersion prove --certificate proof.json' then "
@@ -45,9 +47,12 @@ def run(args: argparse.Namespace) -> int:
         report = recheck_file(path)
     except CertificateFormatError as error:
         raise UsageError(f"FILE: {path} is not a readable certificate: {error}") from None
+    except RecursionError:
+        raise UsageError(f"FILE: {path} is not a readable certificate: nested too deep") from None
     if args.json:
         record = {
             "verified": report.verified,
+            "refused": report.refused,
             "claims": [
                 {"id": c.id, "hash": c.hash, "verified": c.verified, "problems": c.problems}
                 for c in report.claims

@@ -40,7 +40,7 @@ def test_certificate_records_methods_and_versions(tmp_path: Path) -> None:
     assert (t1["id"], t4["id"]) == ("T1", "T4")
     assert t4["content"]["cites"] == [t1["hash"]]
     step = t1["steps"][2]
-    assert step["rule"] == "SumOfTerms" and step["method"] and step["conclusion"]
+    assert step["rule"] == "SumOfTerms" and step["method"] and step["statement"]
     assert step["substeps"][0]["rule"] == "ExpMonotone"
     recorded = t1["content"]["steps"][2]
     assert recorded["rule"] == "SumOfTerms"
@@ -52,8 +52,8 @@ def test_certificate_records_methods_and_versions(tmp_path: Path) -> None:
         "termwise",
         "strict",
     }
-    assert t1["content"]["symbols"]["theta"] == {**t1["content"]["symbols"]["theta"], "real": True}
-    assert [d["kind"] for d in t1["content"]["definitions"]] == ["SumOver"]
+    assert t1["content"]["statement"][0] == "and"  # a term tree: ["and", [...], ...]
+    assert [d["kind"] for d in t1["content"]["definitions"]] == ["sum"]
     assert t1["content"]["families"][0]["domain"]
 
 

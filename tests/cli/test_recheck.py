@@ -1,15 +1,18 @@
-"""``recheck``: a certificate re-decided from the file alone, and edited ones refused.
+"""``recheck``: a certificate re-decided from the file alone; edited and hostile files refused.
 
 Exit status 0 when every claim re-verifies, 1 when a claim or a step does not (named),
-2 for a file that is not a readable certificate (one line, no traceback).
+2 for a file that is not a readable certificate; a hostile file gets one line, never a
+traceback or a hang, and nothing in it is ever run.
 """
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +43,28 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def _write(tmp_path: Path, data: object, name: str = "edited.json") -> Path:
     path = tmp_path / name
-    path.write_text(json.dumps(data))
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
     return path
+
+
+def _edit(certificate: dict[str, Any], claim_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    edited = copy.deepcopy(certificate)
+    entry = next(c for c in edited["claims"] if c["id"] == claim_id)
+    return edited, entry
+
+
+def _rehash(entry: dict[str, Any]) -> None:
+    from softmax_dispersion.theory._serial import content_hash
+
+    entry["hash"] = content_hash(entry["content"])
+
+
+def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert "Traceback" not in text
+    assert text.count("\n") == 1, text
+    return text
 
 
 def test_a_fresh_certificate_rechecks_in_a_process_without_the_claim_modules(
@@ -57,89 +80,142 @@ def test_a_fresh_certificate_rechecks_in_a_process_without_the_claim_modules(
     assert [line.split()[0] for line in done.stdout.splitlines()[:3]] == ["T2", "T1", "T4"]
 
 
-def _edit(certificate: dict[str, Any], claim_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    edited = copy.deepcopy(certificate)
-    entry = next(c for c in edited["claims"] if c["id"] == claim_id)
-    return edited, entry
+def test_the_format_is_version_3_with_term_trees(certificate: dict[str, Any]) -> None:
+    assert certificate["format_version"] == 3
+    t1 = next(c for c in certificate["claims"] if c["id"] == "T1")
+    assert t1["content"]["statement"][0] == "and"
+    assert t1["statement"].startswith("(1/((n - 1)*exp((M - m)/theta) + 1) <= ")
+    assert "srepr" not in json.dumps(certificate) and "Symbol(" not in json.dumps(certificate)
 
 
-def test_one_edited_constant_fails_and_names_the_step(
+# --------------------------------------------------------------------------------------
+# Edited certificates: exit 1, naming what is wrong
+
+
+def test_one_edited_constant_fails_on_its_hash_in_one_line(
     certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     edited, t1 = _edit(certificate, "T1")
     inputs = t1["content"]["steps"][2]["inputs"]  # SumOfTerms: the lower bound exp(m/θ)
-    assert "Symbol('m', real=True)" in inputs["lower"]["sympy"]
-    inputs["lower"]["sympy"] = inputs["lower"]["sympy"].replace("Symbol('m'", "Symbol('M'")
+    assert "m" in json.dumps(inputs["lower"])
+    inputs["lower"] = json.loads(json.dumps(inputs["lower"]).replace('"m"', '"M"'))
     assert main(["recheck", str(_write(tmp_path, edited))]) == 1
-    out = capsys.readouterr().out
-    assert "T1     FAILED" in out
-    assert "T1 step 3 (SumOfTerms: 'sum the termwise bounds" in out
-    assert "does not have the recorded hash" in out
-    assert "T4     FAILED" in out  # it cites T1, which no longer verifies
+    line = _one_line(capsys)
+    assert "T1: the recorded content does not have the recorded hash" in line
 
 
-def test_an_edited_statement_with_a_recomputed_hash_still_fails(
+def test_an_edited_constant_with_a_recomputed_hash_names_the_step(
     certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from softmax_dispersion.theory._serial import content_hash
+    edited, t1 = _edit(certificate, "T1")
+    inputs = t1["content"]["steps"][2]["inputs"]
+    inputs["lower"] = json.loads(json.dumps(inputs["lower"]).replace('"m"', '"M"'))
+    _rehash(t1)
+    assert main(["recheck", str(_write(tmp_path, edited))]) == 1
+    # the step's readable conclusion no longer says what the content concludes
+    assert "T1, step 3: the readable statement is not the content's" in _one_line(capsys)
+
+
+def test_an_edited_statement_with_its_hash_and_readable_text_still_fails(
+    certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The careful forger: content, hash and readable statement all made consistent."""
+    from softmax_dispersion.theory._serial import read_claim
+    from softmax_dispersion.theory.terms import show
 
     edited, t2 = _edit(certificate, "T2")
-    statement = t2["content"]["statement"]
-    t2["content"]["statement"] = statement.replace("Integer(-1)", "Integer(-2)", 1)
-    assert t2["content"]["statement"] != statement
-    t2["hash"] = content_hash(t2["content"])
+    text = json.dumps(t2["content"]["statement"])
+    assert '["num", -1, 1]' in text
+    t2["content"]["statement"] = json.loads(text.replace('["num", -1, 1]', '["num", -2, 1]', 1))
+    _rehash(t2)
+    t2["statement"] = show(read_claim(t2["content"]).statement)
     assert main(["recheck", str(_write(tmp_path, edited))]) == 1
     assert "T2: the last step does not conclude the statement" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
+    ("where", "field", "value"),
+    [
+        ("statement", "statement", "2/((n - 1)*c + 1) <= p_k"),
+        ("title", "title", "a stronger bound than was checked"),
+        ("id", "id", "T9"),
+    ],
+)
+def test_an_edited_readable_field_is_refused(
+    certificate: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    where: str,
+    field: str,
+    value: str,
+) -> None:
+    edited, t1 = _edit(certificate, "T1")
+    t1[field] = value
+    assert main(["recheck", str(_write(tmp_path, edited))]) == 1
+    line = _one_line(capsys)
+    assert f"the readable {where} is not the content's" in line
+
+
+def test_an_edited_step_statement_is_refused(
+    certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edited, t1 = _edit(certificate, "T1")
+    t1["steps"][0]["statement"] = "exp(m/theta) <= exp(M/theta)"  # not what step 1 concludes
+    t1["steps"][2]["substeps"][0]["description"] = "a different description"
+    assert main(["recheck", str(_write(tmp_path, edited))]) == 1
+    assert "T1, step 1: the readable statement is not the content's" in _one_line(capsys)
+
+
+@pytest.mark.parametrize(
     ("where", "change"),
     [
-        (
-            "witness",
-            lambda t1: t1["content"]["witness"][0].__setitem__(1, {"sympy": "Integer(-9)"}),
-        ),
+        ("witness", lambda t1: t1["content"]["witness"][0].__setitem__("value", ["num", -9, 1])),
         (
             "an assumption",
             lambda t1: t1["content"]["assumptions"].__setitem__(
-                0, "StrictGreaterThan(Symbol('theta', real=True), Integer(-1))"
+                0, ["gt", ["sym", "theta"], ["num", -1, 1]]
             ),
         ),
         (
             "the family's count",
-            lambda t1: t1["content"]["families"][0].__setitem__("count", "Symbol('n', real=True)"),
+            lambda t1: t1["content"]["families"][0].__setitem__("count", ["sym", "n"]),
         ),
         ("a rule", lambda t1: t1["content"]["steps"][0].__setitem__("rule", "SqrtMonotone")),
-        (
-            "a float",
-            lambda t1: t1["content"]["steps"][2]["inputs"].__setitem__(
-                "upper", {"sympy": "Float('2.5', precision=53)"}
-            ),
-        ),
     ],
     ids=lambda value: value if isinstance(value, str) else "",
 )
+@pytest.mark.parametrize("rehash", [False, True], ids=["hash kept", "hash recomputed"])
 def test_other_edits_fail(
-    certificate: dict[str, Any], tmp_path: Path, where: str, change: Any
+    certificate: dict[str, Any], tmp_path: Path, where: str, change: Any, rehash: bool
 ) -> None:
+    from softmax_dispersion.theory.recheck import CertificateFormatError, recheck_file
+
     edited, t1 = _edit(certificate, "T1")
     change(t1)
-    path = _write(tmp_path, edited)
-    from softmax_dispersion.theory.recheck import recheck_file
+    if rehash:
+        _rehash(t1)
+    try:
+        report = recheck_file(_write(tmp_path, edited))
+    except CertificateFormatError:
+        return  # refused as unreadable: exit 2
+    assert not report.verified, where
 
-    report = recheck_file(path)
-    t1_verdict = next(c for c in report.claims if c.id == "T1")
-    assert not t1_verdict.verified, where
-    assert not report.verified
+
+# --------------------------------------------------------------------------------------
+# Hostile files: exit 1 or 2, one line, nothing run, no hang
 
 
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("{not json", "is not JSON"),
+        ("{not json", "not JSON"),
         ('{"format": "something else"}', "not a softmax-dispersion certificate"),
         ("[1, 2]", "a certificate is a JSON object"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deep"),
+        ('{"format": "softmax-dispersion proof certificate", "format_version": NaN}', "NaN"),
+        ("1" * 5000, "an integer of more than"),
     ],
+    ids=["syntax", "format", "array", "deep", "nan", "huge-integer"],
 )
 def test_unreadable_files_exit_2_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
@@ -151,15 +227,112 @@ def test_unreadable_files_exit_2_in_one_line(
     assert err.count("\n") == 1 and message in err and "Traceback" not in err
 
 
-def test_code_in_an_expression_is_refused_not_run(
+def test_a_version_2_certificate_is_refused(
+    certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = copy.deepcopy(certificate)
+    old["format_version"] = 2
+    assert main(["recheck", str(_write(tmp_path, old))]) == 2
+    assert "format version 2, not 3" in _one_line(capsys)
+
+
+def _payload(marker: Path) -> str:
+    return f"__import__('pathlib').Path({str(marker)!r}).touch()"
+
+
+@pytest.mark.parametrize("rehash", [False, True], ids=["hash kept", "hash recomputed"])
+@pytest.mark.parametrize(
+    "place",
+    ["statement", "witness value", "witness tuple", "step input", "rule name", "name"],
+)
+def test_code_in_a_certificate_is_never_run(
+    certificate: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    place: str,
+    rehash: bool,
+) -> None:
+    """The issue's payload ({"tuple": ["<python>"]} as a witness value) and its kin."""
+    marker = tmp_path / "ran"
+    code = _payload(marker)
+    edited, t2 = _edit(certificate, "T2")
+    content = t2["content"]
+    if place == "statement":
+        content["statement"] = code
+    elif place == "witness value":
+        content["witness"][0]["value"] = code
+    elif place == "witness tuple":
+        content["witness"][0]["value"] = {"tuple": [code]}
+    elif place == "step input":
+        content["steps"][0]["inputs"]["lower"] = ["sym", code]
+    elif place == "rule name":
+        content["steps"][0]["rule"] = code
+    else:
+        content["naturals"] = [code]
+    if rehash:
+        _rehash(t2)
+    status = main(["recheck", str(_write(tmp_path, edited))])
+    assert status in (1, 2)
+    _one_line(capsys)
+    assert not marker.exists()
+
+
+def _tower(levels: int) -> list[Any]:
+    term: list[Any] = ["num", 2, 1]
+    for _ in range(levels):
+        term = ["pow", term, ["num", 64, 1]]
+    return term
+
+
+@pytest.mark.parametrize("levels", [3, 5, 40])
+def test_a_tower_of_powers_is_refused_quickly(
+    certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str], levels: int
+) -> None:
+    """The issue's Pow(..., 64) tower: refused by the size limit, or decided, quickly."""
+    edited, t2 = _edit(certificate, "T2")
+    t2["content"]["statement"] = ["lt", ["num", 0, 1], _tower(levels)]
+    _rehash(t2)
+    start = time.perf_counter()
+    status = main(["recheck", str(_write(tmp_path, edited))])
+    assert time.perf_counter() - start < 10
+    assert status in (1, 2)
+    _one_line(capsys)
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "not a step",
+        {"rule": "Implied"},
+        {"rule": "Implied", "inputs": {"statement": ["true"]}},
+        {"rule": "Implied", "inputs": {"statement": ["true"], "description": 5}},
+        {"rule": "Implied", "inputs": {"statement": "True", "description": ""}},
+        {"rule": "Implied", "inputs": {"statement": ["true"], "description": "", "extra": 1}},
+        {"rule": ["Implied"], "inputs": {}},
+        {"rule": "SumOfTerms", "inputs": {"total": {"sum": "S"}, "termwise": 7}},
+    ],
+)
+def test_a_malformed_step_exits_2_in_one_line(
+    certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str], step: Any
+) -> None:
+    edited, t2 = _edit(certificate, "T2")
+    t2["content"]["steps"][0] = step
+    _rehash(t2)
+    assert main(["recheck", str(_write(tmp_path, edited))]) == 2
+    assert "is not a readable certificate" in _one_line(capsys)
+
+
+def test_deeply_nested_terms_exit_2_in_one_line(
     certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     edited, t2 = _edit(certificate, "T2")
-    marker = tmp_path / "ran"
-    t2["content"]["statement"] = f"__import__('pathlib').Path({str(marker)!r}).touch()"
+    term: list[Any] = ["sym", "x"]
+    for _ in range(250):
+        term = ["exp", term]
+    t2["content"]["statement"] = ["lt", ["num", 0, 1], term]
+    _rehash(t2)
     assert main(["recheck", str(_write(tmp_path, edited))]) == 2
-    assert "is not a readable certificate" in capsys.readouterr().err
-    assert not marker.exists()
+    assert "nested deeper than" in _one_line(capsys)
 
 
 def test_json_output(
@@ -169,6 +342,72 @@ def test_json_output(
     record = json.loads(capsys.readouterr().out)
     assert record["verified"] is True
     assert [c["id"] for c in record["claims"]] == ["T2", "T1", "T4"]
+
+
+# --------------------------------------------------------------------------------------
+# The recheck path reads data, never code
+
+
+_RECHECK_PATH = (
+    "theory/recheck.py",
+    "theory/_serial.py",
+    "theory/_snapshot.py",
+    "theory/certificate.py",
+    "theory/kernel.py",
+    "theory/_core.py",
+    "theory/terms.py",
+    "theory/_expressions.py",
+    "theory/_bridge.py",
+    "theory/_witness.py",
+    "theory/_z3.py",
+    "theory/_deciders.py",
+    "theory/_exponentials.py",
+    "theory/rules.py",
+    "theory/calculus.py",
+    "theory/definitions.py",
+    "softmax_dispersion/cli/recheck.py",
+)
+_BUILTINS = {"eval", "exec", "compile", "__import__"}
+"""Python's own evaluators, called by their bare names."""
+_PARSERS = {"sympify", "parse_expr", "S", "simplify", "parse", "literal_eval"}
+"""sympy's and Python's readers of text, called by any name (``sp.sympify``, ``S``)."""
+
+
+def _calls(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            bare = isinstance(func, ast.Name)
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in _PARSERS or (bare and name in _BUILTINS):
+                found.append(f"{path.name}:{node.lineno} {name}(...)")
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [alias.name for alias in node.names]
+            module = getattr(node, "module", "") or ""
+            if "pickle" in names or module in ("pickle", "marshal") or "marshal" in names:
+                found.append(f"{path.name}:{node.lineno} imports {module or names}")
+    return found
+
+
+def test_the_recheck_path_never_evaluates_text() -> None:
+    root = Path(__file__).resolve().parents[2]
+    found = [call for relative in _RECHECK_PATH for call in _calls(root / relative)]
+    assert found == []
+
+
+def test_the_scan_sees_a_planted_sympify(tmp_path: Path) -> None:
+    """The scan itself must be able to fail."""
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        "import sympy as sp\nx = sp.sympify(text)\ny = sp.S('1/2')\nz = eval(text)\n"
+        "w = poly.eval(2)\n"
+    )
+    assert _calls(planted) == [
+        "planted.py:2 sympify(...)",
+        "planted.py:3 S(...)",
+        "planted.py:4 eval(...)",
+    ]
 
 
 @pytest.mark.slow

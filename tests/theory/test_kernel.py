@@ -203,9 +203,9 @@ def test_real_roots_are_counted_exactly() -> None:
     assert not verdict(RealRoots(x**2 - 2, x, (high,), "one root missing"))
     assert not verdict(RealRoots(x**2 - 3, x, (low, high), "another polynomial"))
     with pytest.raises(definitions.DefinitionError, match="holds 0 roots"):
-        definitions.Definitions([RealRoot(s, x**2 - 2, x, 2, 3)])
+        kernel.check_definitions([RealRoot(s, x**2 - 2, x, 2, 3)])
     with pytest.raises(definitions.DefinitionError, match="itself a root"):
-        definitions.Definitions([RealRoot(s, x**2 - 1, x, 1, 2)])
+        kernel.check_definitions([RealRoot(s, x**2 - 1, x, 1, 2)])
 
 
 def test_limits_need_signs_and_agree_on_both_routes() -> None:

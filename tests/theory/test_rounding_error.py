@@ -129,7 +129,7 @@ def _sibling(claim_id: str, statement: sp.Basic) -> Claim:
     """A claim that ``statement`` follows from T12 (its statement, cited, is a fact)."""
     return dataclasses.replace(
         T12,
-        id=claim_id,
+        id=claim_id.replace(" ", "-"),  # an id is letters, digits, _ . - (no spaces)
         title="a false sibling of T12",
         statement=statement,
         source="test",

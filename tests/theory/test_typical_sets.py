@@ -181,13 +181,10 @@ def _edited(certificate: dict[str, Any], edit: Any) -> dict[str, Any]:
 
 
 def _narrow_radius(content: dict[str, Any]) -> None:
-    radius_definition = next(
-        d for d in content["definitions"] if d["symbol"].startswith("Symbol('r'")
-    )
-    assert "Rational(1, 3)" in radius_definition["expression"]
-    radius_definition["expression"] = radius_definition["expression"].replace(
-        "Rational(1, 3)", "Rational(1, 6)"
-    )
+    radius_definition = next(d for d in content["definitions"] if d["name"] == "r")
+    text = json.dumps(radius_definition["expression"])
+    assert '["num", 1, 3]' in text
+    radius_definition["expression"] = json.loads(text.replace('["num", 1, 3]', '["num", 1, 6]'))
 
 
 def _drop_monotone_premise(content: dict[str, Any]) -> None:
