@@ -153,6 +153,8 @@ __all__ = [
     "lse_log_softmax_absolute_error_bound",
     "softmax_reciprocal_relative_error_bound",
     "softmax_relative_error_bound",
+    "softmax_rigorous_conditions",
+    "softmax_rigorous_error_bound",
 ]
 
 # --- the formulas' arguments -------------------------------------------------------
@@ -565,6 +567,110 @@ Examples
 ...     log_ulps=1, lae_depth=7, lse_u=u) / u
 66
 """
+
+# --- the rigorous bound: proved in Coq (Flocq), not first order ----------------------
+
+p_exact = sp.Symbol("p_i", real=True)
+"""The exact coefficient ``p_i = exp(e_i − e_max)/Σ_j exp(e_j − e_max)``."""
+exp_rel = sp.Symbol("exp_rel", real=True)
+"""The relative part of the computed exp's error: ``|exp̂(x) − e^x| <= exp_rel·e^x + exp_abs``."""
+exp_abs = sp.Symbol("exp_abs", real=True)
+"""The absolute part of the computed exp's error (its error at subnormal results)."""
+tiny = sp.Symbol("tiny", real=True)
+"""The smallest positive subnormal of the format, ``2**emin`` (``2**-149`` in float32)."""
+
+softmax_rigorous_error_bound = formula(
+    "softmax_rigorous_error_bound",
+    p_exact
+    * (
+        (1 + u)
+        * (1 + gamma)
+        * sp.exp(u * gap_i + u * mean_gap + 4 * n * u**2 / (1 - u) ** 2)
+        * (1 + exp_rel + n * exp_abs)
+        / (1 - exp_rel - n * exp_abs * sp.exp(u * mean_gap))
+        - 1
+    )
+    + exp_abs
+    + tiny / 2,
+    (p_exact, gap_i, mean_gap, n, u, exp_rel, exp_abs, tiny, gamma),
+    "T12, rigorous (proved in Coq with Flocq): |p̂_i − p_i| for the max-shifted softmax "
+    "fl(fl(exp(fl(e_i − e_max)))/fl(Σ)) in round to nearest, any summation tree of "
+    "depth d with gamma = γ_d: p_i·((1+u)(1+gamma)·exp(u·gap_i + u·mean_gap + "
+    "4nu²/(1−u)²)·(1+exp_rel+n·exp_abs)/(1−exp_rel−n·exp_abs·exp(u·mean_gap)) − 1) "
+    "+ exp_abs + tiny/2",
+)
+"""T12's rigorous bound on ``|p̂_i − p_i|`` for the max-shifted softmax, proved in Coq.
+
+Not a first-order estimate: a bound that holds exactly, for every input, in any binary
+floating-point format with round to nearest, with underflow accounted for (the
+absolute terms) and every summation order (the sum as any binary tree of rounded
+additions).  :mod:`softmax_dispersion.theory.coq_float` prints it into the statement
+of the Coq theorem ``T12_max_shift`` (``theory/coq/T12.v``), whose proof Coq's kernel
+checks against Flocq's model of rounding.
+
+Parameters
+----------
+p_i
+    The exact coefficient ``p_i``.
+gap_i
+    ``e_max − e_i >= 0``.
+mean_gap
+    ``Σ_j p_j (e_max − e_j)``, the softmax-weighted mean gap.
+n
+    The number of logits.
+u
+    The unit roundoff ``2**-prec`` of the format.
+exp_rel, exp_abs
+    The computed exp's error: ``|exp̂(x) − e^x| <= exp_rel·e^x + exp_abs`` at every
+    float ``x <= 0`` (an exp of ``k`` ulps has ``exp_rel = 2ku``, ``exp_abs = k·tiny``).
+tiny
+    The smallest positive subnormal ``2**emin``.
+gamma
+    ``γ_d = d·u/(1 − d·u)`` for a summation tree of depth ``d``: :data:`gamma_recursive`
+    (``d = n − 1``) for any order, ``γ_{⌈log2 n⌉}`` for a balanced tree.
+
+Notes
+-----
+.. math:: |\\hat p_i - p_i| \\le p_i \\left( (1+u)(1+\\gamma)\\,
+   e^{u g_i + u \\bar g + 4 n u^2/(1-u)^2}
+   \\frac{1 + \\epsilon + n\\eta}{1 - \\epsilon - n\\eta\\,e^{u\\bar g}} - 1 \\right)
+   + \\eta + \\frac{s}{2}
+
+with ``ε = exp_rel``, ``η = exp_abs``, ``s = tiny``, valid while ``d·u < 1``,
+``n·η·e^{u ḡ} < 1 − ε`` and ``2uη <= s``.  The factors: the final division
+(``1 + u``), the summation tree (``(1 + u)^d <= 1 + γ_d``), the rounded arguments
+``fl(e_j − e_max) = (e_j − e_max)(1 + δ_j)`` (``e^{u g_i}`` for the entry, and for the
+sum ``e^{±u ḡ}`` by Jensen's inequality under the exact and the tilted weights, the
+``4nu²/(1−u)²`` bounding how far the tilted mean gap exceeds ``ḡ``), and the exp's
+errors.  The absolute terms are the exp's error at the entry (divided by a computed sum
+``>= 1``) and half a subnormal from the division.  To first order the relative part is
+``(g_i + ḡ)u + 2·exp_rel + γ + u`` (:data:`softmax_relative_error_bound`).
+
+Examples
+--------
+Float32 (``u = 2**-24``, ``tiny = 2**-149``), a 2-ulp exp, ``n = 1000`` terms in any
+order, an entry 3 below the maximum whose exact coefficient is 1/1000, a mean gap of 2:
+
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import (
+...     gamma_recursive, softmax_rigorous_error_bound)
+>>> u, tiny = sp.Rational(1, 2**24), sp.Rational(1, 2**149)
+>>> bound = softmax_rigorous_error_bound(p_i=sp.Rational(1, 1000), gap_i=3, mean_gap=2,
+...     n=1000, u=u, exp_rel=4 * u, exp_abs=2 * tiny, tiny=tiny,
+...     gamma=gamma_recursive(n=1000, u=u))
+>>> round(float(bound * 1000 / u), 3)  # in units of u·p_i
+1013.061
+"""
+
+softmax_rigorous_conditions: tuple[sp.Basic, ...] = (
+    sp.Lt(n * exp_abs * sp.exp(u * mean_gap), 1 - exp_rel),
+    sp.Le(2 * u * exp_abs, tiny),
+)
+"""The side conditions of :data:`softmax_rigorous_error_bound` (besides ``d·u < 1``).
+
+The computed sum stays positive (``n·exp_abs·e^{u ḡ} < 1 − exp_rel``) and the exp's
+absolute error is below half the smallest normal (``2u·exp_abs <= tiny``, i.e.
+``exp_abs <= 2**(emin + prec − 1)``).  The Coq theorem states them as hypotheses."""
 
 # --- the model: symbols and computed quantities ----------------------------------------
 

@@ -1,0 +1,406 @@
+(* T12 in Flocq: the rounding error of the max-shifted softmax
+     p_hat = fl(fl(exp(fl(e_i − e_max))) / fl(Σ))
+   in any binary format with round to nearest, for any summation tree, with the
+   accuracy of exp a hypothesis.  The statements (Statements.v) are printed from the
+   sympy formulas; this proof is hand-written.  No axiom. *)
+From Coq Require Import Reals List Lra Psatz Lia Permutation.
+From Flocq Require Import Core.
+From SoftmaxDispersion Require Import Statements T12_Reals T12_Rounding.
+Open Scope R_scope.
+
+(* -- one term: the rounded argument and the computed exp ---------------------------- *)
+
+Lemma t12_term (prec emin : Z) (choice : Z -> bool) (exp_fl : R -> R) (exp_rel exp_abs m e : R) :
+  (1 < prec)%Z -> is_float prec emin e -> is_float prec emin m -> e <= m ->
+  exp_accurate prec emin exp_fl exp_rel exp_abs -> 0 <= exp_rel < 1 ->
+  let u := bpow radix2 (- prec) in
+  let y := exp_fl (fl prec emin choice (e - m)) in
+  is_float prec emin y /\ 0 <= y /\
+  (1 - exp_rel) * (exp (e - m) * exp (- (u * (m - e)))) - exp_abs <= y /\
+  y <= (1 + exp_rel) * (exp (e - m) * exp (u * (m - e))) + exp_abs.
+Proof.
+  intros Hp He Hm Hle [_ Hexp] Hrel u y.
+  destruct (fr_minus_error prec emin choice e m Hp He Hm) as (d & Hd & Hx).
+  set (x := fl prec emin choice (e - m)) in *.
+  assert (Hx0 : x <= 0).
+  { unfold x. rewrite <- (fr_fl_0 prec emin choice). apply fr_fl_le; [exact Hp | lra]. }
+  assert (Hxf : is_float prec emin x) by (apply fr_is_float_fl, Hp).
+  destruct (Hexp x Hxf Hx0) as (Hyf & Hy0 & Hyerr).
+  fold y in Hyf, Hy0, Hyerr.
+  fold u in Hd. apply Rabs_le_inv in Hd. apply Rabs_le_inv in Hyerr.
+  assert (Hme : 0 <= m - e) by lra.
+  (* exp x = exp(e − m) exp((e − m) d), and |(e − m) d| <= u (m − e) *)
+  assert (Hsplit : exp x = exp (e - m) * exp ((e - m) * d))
+    by (rewrite <- exp_plus, Hx; f_equal; ring).
+  assert (Hlo : exp (- (u * (m - e))) <= exp ((e - m) * d)) by (apply fs_exp_le; nra).
+  assert (Hhi : exp ((e - m) * d) <= exp (u * (m - e))) by (apply fs_exp_le; nra).
+  assert (Hem : 0 < exp (e - m)) by apply exp_pos.
+  assert (Hxlo : exp (e - m) * exp (- (u * (m - e))) <= exp x)
+    by (rewrite Hsplit; apply Rmult_le_compat_l; lra).
+  assert (Hxhi : exp x <= exp (e - m) * exp (u * (m - e)))
+    by (rewrite Hsplit; apply Rmult_le_compat_l; lra).
+  assert (H1 : (1 - exp_rel) * (exp (e - m) * exp (- (u * (m - e)))) <= (1 - exp_rel) * exp x)
+    by (apply Rmult_le_compat_l; lra).
+  assert (H2 : (1 + exp_rel) * exp x <= (1 + exp_rel) * (exp (e - m) * exp (u * (m - e))))
+    by (apply Rmult_le_compat_l; lra).
+  repeat split; [exact Hyf | exact Hy0 | lra | lra].
+Qed.
+
+(* -- the algebra of the bound ------------------------------------------------------- *)
+
+(* Upper: z = y_i/S <= p K1 + E when y_i <= (1 + ε) p T A + E and S >= T X1/(B G), S >= 1. *)
+Lemma t12_upper (p T A B G X1 ue E S yi : R) :
+  0 <= p -> 1 <= T -> 0 < A -> 0 < B -> 1 <= G -> 0 < X1 -> 0 <= E -> 0 <= ue -> 1 <= S ->
+  T * X1 / (B * G) <= S -> yi <= (1 + ue) * (p * T) * A + E ->
+  yi / S <= p * ((1 + ue) * G * A * B / X1) + E.
+Proof.
+  intros Hp HT HA HB HG HX HE Hue HS HSlo Hy.
+  assert (Hlo0 : 0 < T * X1 / (B * G)) by (apply Rdiv_lt_0_compat; nra).
+  apply Rle_trans with (((1 + ue) * (p * T) * A) / S + E / S).
+  { unfold Rdiv. rewrite <- Rmult_plus_distr_r. apply Rmult_le_compat_r; [apply Rlt_le, Rinv_0_lt_compat; lra | lra]. }
+  assert (HE1 : E / S <= E).
+  { unfold Rdiv. rewrite <- (Rmult_1_r E) at 2. apply Rmult_le_compat_l; [lra |].
+    rewrite <- Rinv_1. apply Rinv_le_contravar; lra. }
+  assert (H1 : (1 + ue) * (p * T) * A / S <= (1 + ue) * (p * T) * A / (T * X1 / (B * G))).
+  { unfold Rdiv at 1 3. apply Rmult_le_compat_l; [apply Rmult_le_pos; [apply Rmult_le_pos |]; nra |].
+    apply Rinv_le_contravar; lra. }
+  replace ((1 + ue) * (p * T) * A / (T * X1 / (B * G))) with (p * ((1 + ue) * G * A * B / X1)) in H1
+    by (field; repeat split; lra).
+  lra.
+Qed.
+
+(* Lower: z = y_i/S >= p K2 − E when y_i >= (1 − ε) p T / A − E and 1 <= S <= G T W. *)
+Lemma t12_lower (p T A G W ue E S yi : R) :
+  0 <= p -> 1 <= T -> 0 < A -> 1 <= G -> 0 < W -> 0 <= E -> ue < 1 -> 1 <= S ->
+  S <= G * T * W -> (1 - ue) * (p * T) / A - E <= yi ->
+  p * ((1 - ue) / (G * A * W)) - E <= yi / S.
+Proof.
+  intros Hp HT HA HG HW HE Hue HS HShi Hy.
+  assert (HE1 : E / S <= E).
+  { unfold Rdiv. rewrite <- (Rmult_1_r E) at 2. apply Rmult_le_compat_l; [lra |].
+    rewrite <- Rinv_1. apply Rinv_le_contravar; lra. }
+  assert (Hnum : 0 <= (1 - ue) * (p * T) / A)
+    by (apply Rmult_le_pos; [apply Rmult_le_pos; [lra | apply Rmult_le_pos; lra] |
+                             apply Rlt_le, Rinv_0_lt_compat; lra]).
+  assert (H1 : (1 - ue) * (p * T) / A / (G * T * W) <= (1 - ue) * (p * T) / A / S).
+  { unfold Rdiv at 2 4. apply Rmult_le_compat_l; [exact Hnum |]. apply Rinv_le_contravar; lra. }
+  replace ((1 - ue) * (p * T) / A / (G * T * W)) with (p * ((1 - ue) / (G * A * W))) in H1
+    by (field; repeat split; nra).
+  apply Rle_trans with ((1 - ue) * (p * T) / A / S - E / S); [lra |].
+  unfold Rdiv at 1 2 3. rewrite <- Rmult_minus_distr_r.
+  apply Rmult_le_compat_r; [apply Rlt_le, Rinv_0_lt_compat; lra | unfold Rdiv in Hy; lra].
+Qed.
+
+(* 1 − x <= 1/x − 1 for x > 0. *)
+Lemma t12_one_minus (x : R) : 0 < x -> 1 - x <= / x - 1.
+Proof.
+  intros Hx. apply (Rmult_le_reg_r x); [exact Hx |].
+  replace ((/ x - 1) * x) with (1 - x) by (field; lra).
+  assert (H := Rle_0_sqr (1 - x)). unfold Rsqr in H. nra.
+Qed.
+
+(* The final rounding: relative or absolute, never both. *)
+Lemma t12_round (z p K1 K2 R1 E u s eps eta : R) :
+  0 <= z -> 0 <= p -> 0 <= K1 -> 0 < K2 -> 0 <= E -> 0 <= u ->
+  z <= p * K1 + E -> p * K2 - E <= z ->
+  (1 + u) * K1 <= R1 -> (1 + u) / K2 <= R1 ->
+  Rabs eps <= u / (1 + u) -> Rabs eta <= / 2 * s -> eps * eta = 0 -> 2 * u * E <= s ->
+  Rabs (z * (1 + eps) + eta - p) <= p * (R1 - 1) + E + s / 2.
+Proof.
+  intros Hz Hp HK1 HK2 HE Hu Hzhi Hzlo HR1 HR2 Heps Heta H0 HuE.
+  apply Rabs_le_inv in Heps. apply Rabs_le_inv in Heta.
+  assert (Hk : 1 - K2 / (1 + u) <= (1 + u) / K2 - 1).
+  { replace ((1 + u) / K2) with (/ (K2 / (1 + u))) by (field; lra).
+    apply t12_one_minus. apply Rdiv_lt_0_compat; lra. }
+  assert (Hk' : 1 - K2 <= (1 + u) / K2 - 1).
+  { assert (1 - K2 <= / K2 - 1) by (apply t12_one_minus; lra).
+    assert (/ K2 <= (1 + u) / K2) by (unfold Rdiv; rewrite <- (Rmult_1_l (/ K2)) at 1;
+      apply Rmult_le_compat_r; [apply Rlt_le, Rinv_0_lt_compat |]; lra).
+    lra. }
+  assert (HpK1 : p * K1 <= p * ((1 + u) * K1)) by (apply Rmult_le_compat_l; nra).
+  assert (HR1' : p * ((1 + u) * K1) <= p * R1) by (apply Rmult_le_compat_l; lra).
+  assert (HR2' : p * ((1 + u) / K2 - 1) <= p * (R1 - 1)) by (apply Rmult_le_compat_l; lra).
+  destruct (Rmult_integral _ _ H0) as [-> | ->].
+  - (* absolute: z + eta *)
+    assert (p * (1 - K2) <= p * ((1 + u) / K2 - 1)) by (apply Rmult_le_compat_l; lra).
+    apply Rabs_le; split; nra.
+  - (* relative: z (1 + eps), 1/(1 + u) <= 1 + eps <= 1 + u *)
+    assert (Hlo : / (1 + u) <= 1 + eps)
+      by (replace (/ (1 + u)) with (1 - u / (1 + u)) by (field; lra); lra).
+    assert (Hhi : 1 + eps <= 1 + u) by (assert (u / (1 + u) <= u) by (apply fr_u_div, Hu); lra).
+    assert (Hz1 : z * (1 + eps) <= z * (1 + u)) by (apply Rmult_le_compat_l; lra).
+    assert (Hz2 : z / (1 + u) <= z * (1 + eps))
+      by (unfold Rdiv; apply Rmult_le_compat_l; lra).
+    assert (Hz3 : (p * K2 - E) / (1 + u) <= z / (1 + u))
+      by (unfold Rdiv; apply Rmult_le_compat_r; [apply Rlt_le, Rinv_0_lt_compat |]; lra).
+    assert (Hlow : p - (p * K2 - E) / (1 + u) <= p * ((1 + u) / K2 - 1) + E).
+    { assert (p * (1 - K2 / (1 + u)) <= p * ((1 + u) / K2 - 1)) by (apply Rmult_le_compat_l; lra).
+      assert (E / (1 + u) <= E).
+      { unfold Rdiv. rewrite <- (Rmult_1_r E) at 2. apply Rmult_le_compat_l; [lra |].
+        rewrite <- Rinv_1. apply Rinv_le_contravar; lra. }
+      replace (p - (p * K2 - E) / (1 + u)) with (p * (1 - K2 / (1 + u)) + E / (1 + u))
+        by (field; lra).
+      lra. }
+    rewrite Rplus_0_r. apply Rabs_le; split; nra.
+Qed.
+
+(* -- the theorem, in the proof's own notation ----------------------------------------- *)
+
+Lemma t12_core (prec emin : Z) (choice : Z -> bool) (exp_fl : R -> R) (es : list R)
+  (m ei : R) (t : sum_tree) (d : nat) (exp_rel exp_abs T gbar : R) :
+  (1 < prec)%Z ->
+  (forall e, In e es -> is_float prec emin e) ->
+  In m es -> (forall e, In e es -> e <= m) -> In ei es ->
+  exp_accurate prec emin exp_fl exp_rel exp_abs -> 0 <= exp_rel -> 0 <= exp_abs ->
+  Permutation (leaves t) (map (fun e => exp_fl (fl prec emin choice (e - m))) es) ->
+  (tree_depth t <= d)%nat ->
+  T = fold_right Rplus 0 (map (fun e => exp (e - m)) es) ->
+  gbar = fold_right Rplus 0 (map (fun e => exp (e - m) / T * (m - e)) es) ->
+  INR d * bpow radix2 (- prec) < 1 ->
+  INR (length es) * exp_abs * exp (bpow radix2 (- prec) * gbar) < 1 - exp_rel ->
+  2 * bpow radix2 (- prec) * exp_abs <= bpow radix2 emin ->
+  let u := bpow radix2 (- prec) in
+  let nn := INR (length es) in
+  let G := 1 + INR d * u / (1 - INR d * u) in
+  let p := exp (ei - m) / T in
+  let p_hat := fl prec emin choice
+    (exp_fl (fl prec emin choice (ei - m)) / tree_sum prec emin choice t) in
+  is_float prec emin p_hat /\ 0 <= p_hat <= 1 /\
+  Rabs (p_hat - p) <=
+    p * ((1 + u) * G * (exp (u * (m - ei)) * exp (u * gbar) * exp (4 * nn * u ^ 2 / (1 - u) ^ 2))
+         * (1 + exp_rel + nn * exp_abs) / (1 - exp_rel - nn * exp_abs * exp (u * gbar)) - 1)
+    + exp_abs + bpow radix2 emin / 2.
+Proof.
+  intros Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hdepth HT Hg Hdu HnE HuE u nn G p p_hat.
+  fold u in Hdu, HnE, HuE. fold nn in HnE.
+  assert (Hu := fr_u_bounds prec Hp). fold u in Hu.
+  assert (Hs : 0 < bpow radix2 emin) by apply bpow_gt_0.
+  set (s := bpow radix2 emin) in *.
+  assert (HT1 : 1 <= T) by (rewrite HT; apply fs_shifted_sum_ge_1, Hm).
+  assert (Hnn : 0 <= nn) by apply pos_INR.
+  assert (HB : 0 < exp (u * gbar)) by apply exp_pos.
+  assert (Hrel1 : exp_rel < 1) by (assert (0 <= nn * exp_abs * exp (u * gbar)) by
+    (apply Rmult_le_pos; [apply Rmult_le_pos |]; lra); lra).
+  assert (Hmf : is_float prec emin m) by (apply Hfl, Hm).
+  set (y := fun e => exp_fl (fl prec emin choice (e - m))).
+  assert (Hterm : forall e, In e es ->
+    is_float prec emin (y e) /\ 0 <= y e /\
+    (1 - exp_rel) * (exp (e - m) * exp (- (u * (m - e)))) - exp_abs <= y e /\
+    y e <= (1 + exp_rel) * (exp (e - m) * exp (u * (m - e))) + exp_abs).
+  { intros e He. apply (t12_term prec emin choice exp_fl exp_rel exp_abs m e Hp (Hfl e He) Hmf
+      (Hmax e He) Hexp (conj Hrel Hrel1)). }
+  (* the exact sum of the computed terms *)
+  set (Y := fold_right Rplus 0 (map y es)).
+  assert (HYlo : (1 - exp_rel) * (T * exp (- (u * gbar))) - nn * exp_abs <= Y).
+  { apply Rle_trans with (fold_right Rplus 0 (map (fun e =>
+      (1 - exp_rel) * (exp (e - m) * exp (- (u * (m - e)))) + (- exp_abs)) es)).
+    - rewrite fs_sum_plus, fs_sum_scale, fs_sum_const. fold nn.
+      assert (Hl := fs_tilted_lower es m u T gbar Hm HT Hg).
+      assert (H1 : (1 - exp_rel) * (T * exp (- (u * gbar))) <= (1 - exp_rel) *
+        fold_right Rplus 0 (map (fun e => exp (e - m) * exp (- (u * (m - e)))) es))
+        by (apply Rmult_le_compat_l; lra).
+      lra.
+    - apply fs_sum_le. intros e He. destruct (Hterm e He) as (_ & _ & H & _). lra. }
+  assert (HYhi : Y <= (1 + exp_rel) * (T * exp (u * gbar + 4 * nn * u ^ 2 / (1 - u) ^ 2)) + nn * exp_abs).
+  { apply Rle_trans with (fold_right Rplus 0 (map (fun e =>
+      (1 + exp_rel) * (exp (e - m) * exp (u * (m - e))) + exp_abs) es)).
+    - apply fs_sum_le. intros e He. destruct (Hterm e He) as (_ & _ & _ & H). lra.
+    - rewrite fs_sum_plus, fs_sum_scale, fs_sum_const. fold nn.
+      assert (Hl := fs_tilted_upper es m u T gbar Hm Hmax ltac:(lra) HT Hg). fold nn in Hl.
+      assert (H1 : (1 + exp_rel) * fold_right Rplus 0 (map (fun e => exp (e - m) * exp (u * (m - e))) es)
+        <= (1 + exp_rel) * (T * exp (u * gbar + 4 * nn * u ^ 2 / (1 - u) ^ 2)))
+        by (apply Rmult_le_compat_l; lra).
+      lra. }
+  (* the summation tree *)
+  assert (Hleaves : forall x, In x (leaves t) <-> In x (map y es)).
+  { intros x; split; intros Hx;
+      [apply (Permutation_in _ Hperm) | apply (Permutation_in _ (Permutation_sym Hperm))]; exact Hx. }
+  assert (Hgood : fr_good_leaves prec emin t).
+  { intros x Hx. apply Hleaves, in_map_iff in Hx. destruct Hx as (e & <- & He).
+    destruct (Hterm e He) as (F & P & _). split; assumption. }
+  assert (HY0 : 0 <= Y) by (apply fs_sum_nonneg; intros e He; apply Hterm, He).
+  assert (HleafY : fr_leaf_sum t = Y)
+    by (unfold fr_leaf_sum, Y; apply fs_perm_sum; exact Hperm).
+  destruct (fr_tree_sum_bounds prec emin choice t Hp Hgood) as [HSlo HShi].
+  rewrite HleafY in HSlo, HShi. fold u in HSlo, HShi.
+  set (S := tree_sum prec emin choice t) in *.
+  assert (HG : (1 + u) ^ tree_depth t <= G).
+  { apply Rle_trans with ((1 + u) ^ d); [apply Rle_pow; [lra | exact Hdepth] |].
+    apply fr_pow_le_gamma; lra. }
+  assert (HP1 : 1 <= (1 + u) ^ tree_depth t) by (apply pow_R1_Rle; lra).
+  assert (HG1 : 1 <= G) by lra.
+  assert (HS_hi : S <= G * Y) by (apply Rle_trans with (Y * (1 + u) ^ tree_depth t); [exact HShi | nra]).
+  assert (HS_lo : Y / G <= S).
+  { apply Rle_trans with (Y / (1 + u) ^ tree_depth t); [| exact HSlo].
+    unfold Rdiv. apply Rmult_le_compat_l; [exact HY0 | apply Rinv_le_contravar; lra]. }
+  (* the computed sum is at least exp_fl 0 = 1, and at least the entry's term *)
+  assert (Hym : y m = 1).
+  { unfold y. replace (m - m) with 0 by ring. rewrite fr_fl_0. apply Hexp. }
+  assert (HS1 : 1 <= S).
+  { rewrite <- Hym. apply (fr_tree_sum_ge_leaf prec emin choice t (y m) Hp Hgood).
+    apply Hleaves, in_map, Hm. }
+  assert (HyiS : y ei <= S).
+  { apply (fr_tree_sum_ge_leaf prec emin choice t (y ei) Hp Hgood). apply Hleaves, in_map, Hi. }
+  destruct (Hterm ei Hi) as (Hyif & Hyi0 & Hyilo & Hyihi).
+  (* the quotient z = y_i / S *)
+  set (z := y ei / S).
+  assert (Hz0 : 0 <= z) by (apply Rmult_le_pos; [exact Hyi0 | apply Rlt_le, Rinv_0_lt_compat; lra]).
+  assert (Hz1 : z <= 1).
+  { unfold z. apply (Rmult_le_reg_r S); [lra |]. unfold Rdiv. rewrite Rmult_assoc, Rinv_l; lra. }
+  set (A := exp (u * (m - ei))) in *. set (B := exp (u * gbar)) in *.
+  set (C := exp (4 * nn * u ^ 2 / (1 - u) ^ 2)) in *.
+  assert (HA : 0 < A) by apply exp_pos. assert (HC : 1 <= C).
+  { unfold C. apply fs_exp_ge_1.
+    apply Rmult_le_pos; [apply Rmult_le_pos; [lra | apply pow_le; lra] |].
+    apply Rlt_le, Rinv_0_lt_compat, pow_lt; lra. }
+  assert (HB1 : 1 <= B).
+  { unfold B. apply fs_exp_ge_1. apply Rmult_le_pos; [lra |].
+    rewrite Hg. apply fs_sum_nonneg. intros e He. assert (Hle := Hmax e He).
+    apply Rmult_le_pos; [apply Rmult_le_pos; [apply Rlt_le, exp_pos | apply Rlt_le, Rinv_0_lt_compat; lra] | lra]. }
+  assert (HeiT : exp (ei - m) = p * T) by (unfold p; field; lra).
+  assert (Hp0 : 0 <= p) by (unfold p; apply Rmult_le_pos; [apply Rlt_le, exp_pos | apply Rlt_le, Rinv_0_lt_compat; lra]).
+  set (X1 := 1 - exp_rel - nn * exp_abs * B).
+  assert (HX1 : 0 < X1) by (unfold X1; lra).
+  assert (HBinv : exp (- (u * gbar)) = / B) by (unfold B; rewrite exp_Ropp; reflexivity).
+  assert (HAinv : exp (- (u * (m - ei))) = / A) by (unfold A; rewrite exp_Ropp; reflexivity).
+  (* upper: z <= p K1 + E *)
+  set (K1 := (1 + exp_rel) * G * A * B / X1).
+  assert (Hzhi : z <= p * K1 + exp_abs).
+  { apply (t12_upper p T A B G X1 exp_rel exp_abs S (y ei)); try lra.
+    - apply Rle_trans with (Y / G); [| exact HS_lo].
+      rewrite HBinv in HYlo.
+      assert (Hx : T * X1 / B <= (1 - exp_rel) * (T * / B) - nn * exp_abs).
+      { unfold X1. apply (Rmult_le_reg_r B); [lra |]. unfold Rdiv.
+        replace (T * (1 - exp_rel - nn * exp_abs * B) * / B * B) with (T * (1 - exp_rel - nn * exp_abs * B))
+          by (field; lra).
+        replace (((1 - exp_rel) * (T * / B) - nn * exp_abs) * B) with ((1 - exp_rel) * T - nn * exp_abs * B)
+          by (field; lra).
+        assert (0 <= nn * exp_abs * B) by (apply Rmult_le_pos; [apply Rmult_le_pos |]; lra).
+        assert (nn * exp_abs * B <= T * (nn * exp_abs * B))
+          by (rewrite <- (Rmult_1_l (nn * exp_abs * B)) at 1; apply Rmult_le_compat_r; lra).
+        lra. }
+      assert (Hx' := Rmult_le_compat_r (/ G) _ _ (Rlt_le _ _ (Rinv_0_lt_compat G ltac:(lra)))
+                       (Rle_trans _ _ _ Hx HYlo)).
+      replace (T * X1 / (B * G)) with (T * X1 / B / G) by (field; lra).
+      exact Hx'.
+    - rewrite <- HeiT. rewrite <- Rmult_assoc in Hyihi. exact Hyihi. }
+  (* lower: z >= p K2 − E *)
+  set (W := (1 + exp_rel) * B * C + nn * exp_abs).
+  assert (HBC : 1 <= B * C) by (replace 1 with (1 * 1) by ring; apply Rmult_le_compat; lra).
+  assert (HnE0 : 0 <= nn * exp_abs) by (apply Rmult_le_pos; lra).
+  assert (HW : 0 < W).
+  { assert (0 < (1 + exp_rel) * (B * C)) by (apply Rmult_lt_0_compat; lra).
+    unfold W. rewrite Rmult_assoc. lra. }
+  set (K2 := (1 - exp_rel) / (G * A * W)).
+  assert (Hzlo : p * K2 - exp_abs <= z).
+  { apply (t12_lower p T A G W exp_rel exp_abs S (y ei)); try lra.
+    - apply Rle_trans with (G * Y); [exact HS_hi |].
+      replace (G * T * W) with (G * (T * W)) by ring. apply Rmult_le_compat_l; [lra |].
+      rewrite exp_plus in HYhi. fold B C in HYhi.
+      assert (nn * exp_abs <= T * (nn * exp_abs))
+        by (rewrite <- (Rmult_1_l (nn * exp_abs)) at 1; apply Rmult_le_compat_r;
+            [apply Rmult_le_pos |]; lra).
+      unfold W. nra.
+    - rewrite <- HeiT. rewrite HAinv in Hyilo. unfold Rdiv. lra. }
+  (* the ratios against the printed factor R1 *)
+  set (R1 := (1 + u) * G * (A * B * C) * (1 + exp_rel + nn * exp_abs) / X1).
+  pose proof HnE0 as HnEpos.
+  assert (HK1 : (1 + u) * K1 <= R1).
+  { replace ((1 + u) * K1) with ((1 + u) * G * (A * B) * (1 + exp_rel) / X1) by (unfold K1; field; lra).
+    replace R1 with ((1 + u) * G * (A * B) * (C * (1 + exp_rel + nn * exp_abs)) / X1)
+      by (unfold R1; field; lra).
+    assert (HGAB : 0 <= (1 + u) * G * (A * B)) by (apply Rmult_le_pos; [apply Rmult_le_pos |]; nra).
+    assert ((1 + exp_rel) <= C * (1 + exp_rel + nn * exp_abs)) by nra.
+    unfold Rdiv. apply Rmult_le_compat_r; [apply Rlt_le, Rinv_0_lt_compat; lra |].
+    apply Rmult_le_compat_l; lra. }
+  assert (HK2 : (1 + u) / K2 <= R1).
+  { unfold K2, R1.
+    replace ((1 + u) / ((1 - exp_rel) / (G * A * W))) with ((1 + u) * G * A * W / (1 - exp_rel))
+      by (field; repeat split; lra).
+    assert (HWle : W <= B * C * (1 + exp_rel + nn * exp_abs)) by (unfold W; nra).
+    assert (HX1le : X1 <= 1 - exp_rel) by (unfold X1; nra).
+    apply Rle_trans with ((1 + u) * G * A * (B * C * (1 + exp_rel + nn * exp_abs)) / (1 - exp_rel)).
+    { unfold Rdiv. apply Rmult_le_compat_r; [apply Rlt_le, Rinv_0_lt_compat; lra |].
+      apply Rmult_le_compat_l; [apply Rmult_le_pos; [apply Rmult_le_pos |]; lra | exact HWle]. }
+    replace ((1 + u) * G * (A * B * C) * (1 + exp_rel + nn * exp_abs) / X1)
+      with ((1 + u) * G * A * (B * C * (1 + exp_rel + nn * exp_abs)) / X1) by (field; lra).
+    assert (Hpos : 0 <= (1 + u) * G * A * (B * C * (1 + exp_rel + nn * exp_abs))).
+    { apply Rmult_le_pos; [apply Rmult_le_pos; [apply Rmult_le_pos |] |]; lra. }
+    unfold Rdiv. apply Rmult_le_compat_l; [exact Hpos |].
+    apply Rinv_le_contravar; lra. }
+  assert (HK1pos : 0 <= K1)
+    by (unfold K1; apply Rmult_le_pos; [apply Rmult_le_pos; [apply Rmult_le_pos |] |]; try nra;
+        apply Rlt_le, Rinv_0_lt_compat; lra).
+  assert (HK2pos : 0 < K2)
+    by (unfold K2; apply Rdiv_lt_0_compat; [lra | apply Rmult_lt_0_compat; [apply Rmult_lt_0_compat |]; lra]).
+  (* the final rounding *)
+  destruct (fr_round_error prec emin choice z Hp) as (eps & eta & Heps & Heta & H0 & Hround).
+  fold u in Heps. fold s in Heta.
+  split; [| split].
+  - apply fr_is_float_fl, Hp.
+  - assert (H1f : is_float prec emin 1) by (rewrite <- Hym; apply Hyif || (apply Hterm, Hm)).
+    split.
+    + rewrite <- (fr_fl_0 prec emin choice). apply fr_fl_le; [exact Hp | exact Hz0].
+    + rewrite <- (fr_fl_float prec emin choice 1 H1f). apply fr_fl_le; [exact Hp | exact Hz1].
+  - unfold p_hat. fold y. fold (y ei). fold S. fold z. rewrite Hround.
+    apply (t12_round z p K1 K2 R1 exp_abs u s eps eta); try lra; assumption.
+Qed.
+
+(* -- the printed statements ------------------------------------------------------------ *)
+
+(* A summation tree of depth d: the bound with γ_d. *)
+Theorem T12_max_shift_depth : T12_max_shift_depth_statement.
+Proof.
+  unfold T12_max_shift_depth_statement, T12_max_shift_depth_in.
+  intros prec emin choice Hp exp_fl es e_max e_i t d exp_rel exp_abs n u tiny T mean_gap p_i
+    gap_i depth Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hdepth Hd Hn Hu Htiny HT Hg Hpi Hgap
+    Hdu HnE HuE.
+  replace (mean_gap * u) with (u * mean_gap) in HnE by ring.
+  subst n u tiny depth p_i gap_i.
+  assert (Hcore := t12_core prec emin choice exp_fl es e_max e_i t d exp_rel exp_abs T mean_gap
+    Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hdepth HT Hg Hdu ltac:(lra) ltac:(lra)).
+  cbv zeta in Hcore.
+  destruct Hcore as (Hf & H01 & Hb). split; [exact Hf | split; [exact H01 |]].
+  eapply Rle_trans; [exact Hb |]. right.
+  assert (HT1 : 1 <= T) by (rewrite HT; apply fs_shifted_sum_ge_1, Hm).
+  assert (Hu := fr_u_bounds prec Hp).
+  assert (HB := exp_pos (bpow radix2 (- prec) * mean_gap)).
+  assert (Hrel1 : 0 < 1 - exp_rel - INR (length es) * exp_abs * exp (bpow radix2 (- prec) * mean_gap))
+    by lra.
+  unfold T12_max_shift_bound, T12_gamma. rewrite !exp_plus.
+  replace ((e_max - e_i) * bpow radix2 (- prec)) with (bpow radix2 (- prec) * (e_max - e_i)) by ring.
+  replace (mean_gap * bpow radix2 (- prec)) with (bpow radix2 (- prec) * mean_gap) by ring.
+  field. repeat split; lra.
+Qed.
+
+(* Any summation order: a tree of n leaves has depth at most n − 1, so γ_{n−1}. *)
+Theorem T12_max_shift : T12_max_shift_statement.
+Proof.
+  unfold T12_max_shift_statement, T12_max_shift_in.
+  intros prec emin choice Hp exp_fl es e_max e_i t exp_rel exp_abs n u tiny T mean_gap p_i gap_i
+    Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hn Hu Htiny HT Hg Hpi Hgap Hnu HnE HuE.
+  assert (Hlen : length (leaves t) = length es)
+    by (rewrite (Permutation_length Hperm), map_length; reflexivity).
+  assert (Hes : (1 <= length es)%nat) by (rewrite <- Hlen; apply fr_leaves_nonempty).
+  apply (T12_max_shift_depth prec emin choice Hp exp_fl es e_max e_i t (length es - 1)%nat
+    exp_rel exp_abs n u tiny T mean_gap p_i gap_i (n - 1)); try assumption.
+  - rewrite <- Hlen. apply fr_depth_le.
+  - rewrite Hn, minus_INR by exact Hes. simpl. ring.
+  - lra.
+Qed.
+
+(* The IEEE 754 formats, ties to even: instances of the generic theorems. *)
+Theorem T12_binary64 : T12_binary64_statement.
+Proof.
+  split; [apply T12_max_shift | apply T12_max_shift_depth]; reflexivity.
+Qed.
+
+Theorem T12_binary32 : T12_binary32_statement.
+Proof.
+  split; [apply T12_max_shift | apply T12_max_shift_depth]; reflexivity.
+Qed.
+
+Theorem T12 : T12_statement.
+Proof.
+  exact (conj T12_max_shift (conj T12_max_shift_depth (conj T12_binary64 T12_binary32))).
+Qed.

@@ -1,0 +1,354 @@
+"""T12 in Flocq: the Coq statements of the floating-point theorems about softmax.
+
+T12's sympy claim (:mod:`softmax_dispersion.theory.rounding_error`) is a first-order
+analysis; its Coq counterpart is a rigorous theorem about softmax as it is computed in
+a binary floating-point format with round to nearest (Flocq's ``FLT`` formats: binary64
+is ``prec = 53, emin = −1074``, binary32 ``prec = 24, emin = −149``; one generic proof,
+parametrised by ``prec`` and ``emin``).  This module prints those statements into the
+generated ``Statements.v``; the proofs are the hand-written ``theory/coq/T12*.v``.
+
+What is printed and what is hand-written
+----------------------------------------
+*Printed from the sympy theory* (one source of truth):
+
+* ``T12_gamma k u`` from :data:`~softmax_dispersion.theory.rounding_error.gamma_recursive`
+  (``γ_k = k·u/(1 − k·u)``, its ``n − 1`` replaced by ``k``);
+* ``T12_max_shift_bound`` from
+  :data:`~softmax_dispersion.theory.rounding_error.softmax_rigorous_error_bound`, the
+  bound the theorem proves and the oracle's tolerance must cover;
+* each theorem's side conditions on the numbers (``(n − 1)·u < 1``, the exp's absolute
+  error small enough), from
+  :data:`~softmax_dispersion.theory.rounding_error.softmax_rigorous_conditions` and the
+  summation factor's domain.
+
+Every printed expression is read back (:mod:`~softmax_dispersion.theory.coq_reader`'s
+parser) and compared with its sympy source before it is written.
+
+*Hand-written Coq* (:data:`FLOAT_MODEL` and the statement templates in
+:data:`FORMULATIONS`): the floating-point model — ``fl`` (Flocq's ``round`` in
+``FLT_exp emin prec`` with ``Znearest choice``: round to nearest with any tie-breaking
+rule, ties-to-even being ``ZnearestE``), ``is_float`` (Flocq's ``generic_format``), the
+summation tree ``sum_tree`` (any binary tree of additions over the computed terms, each
+node rounded; ``tree_sum``, ``leaves``, ``tree_depth``), the exp hypothesis
+``exp_accurate`` (the computed exp returns floats, ``exp_fl 0 = 1``, and
+``|exp_fl x − e^x| <= exp_rel·e^x + exp_abs`` at every float ``x <= 0``: an explicit
+hypothesis, not an axiom), and the shape of each statement (the computation, its
+binders and the definitions of ``n``, ``u``, ``T``, the mean gap, ``p_i``).
+
+There is no overflow in Flocq's ``FLT`` model (its exponents are unbounded above); in
+the max-shifted softmax every intermediate result is at most ``n(1 + exp_rel +
+exp_abs)(1 + γ)``, far below binary32's 3.4e38 for any ``n`` the side conditions admit.
+Underflow is accounted for: sums below the normal range are exact, the exp's error has
+an absolute part, and the division's rounding an absolute half subnormal.
+
+Examples
+--------
+>>> text = float_statements(["T12"])
+>>> "Definition T12_statement : Prop" in text and "Inductive sum_tree" in text
+True
+>>> [f.title for f in FORMULATIONS.values()]
+['max-shift then divide']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import sympy as sp
+
+from softmax_dispersion.theory.coq import CoqPrinter, CoqPrintError, coq_name
+from softmax_dispersion.theory.formulas import Formula
+from softmax_dispersion.theory.symbols import n
+
+__all__ = [
+    "FLOAT_CLAIM_IDS",
+    "FLOAT_MODEL",
+    "FORMULATIONS",
+    "Formulation",
+    "coverage",
+    "float_statements",
+    "printed_definition",
+]
+
+FLOAT_CLAIM_IDS: tuple[str, ...] = ("T12",)
+"""The claims whose Coq statements this module prints (not the sympy printer)."""
+
+FLOAT_MODEL = """\
+(* ---- T12: softmax in floating point (printed by softmax_dispersion.theory.coq_float).
+   The model below is hand-written; T12_gamma, the bounds and the side conditions of
+   the statements are printed from the sympy formulas. ---- *)
+From Coq Require Import Permutation.
+From Flocq Require Import Core.
+
+(* Round to nearest (tie-breaking rule [choice]) in the binary format of precision
+   [prec] and smallest exponent [emin]: binary64 is prec = 53, emin = -1074. *)
+Definition fl (prec emin : Z) (choice : Z -> bool) (x : R) : R :=
+  round radix2 (FLT_exp emin prec) (Znearest choice) x.
+
+Definition is_float (prec emin : Z) (x : R) : Prop :=
+  generic_format radix2 (FLT_exp emin prec) x.
+
+(* A summation order: any binary tree of additions; each node is rounded. *)
+Inductive sum_tree : Type :=
+  | Leaf : R -> sum_tree
+  | Node : sum_tree -> sum_tree -> sum_tree.
+
+Fixpoint leaves (t : sum_tree) : list R :=
+  match t with
+  | Leaf x => x :: nil
+  | Node l r => leaves l ++ leaves r
+  end.
+
+Fixpoint tree_depth (t : sum_tree) : nat :=
+  match t with
+  | Leaf _ => O
+  | Node l r => S (Nat.max (tree_depth l) (tree_depth r))
+  end.
+
+Fixpoint tree_sum (prec emin : Z) (choice : Z -> bool) (t : sum_tree) : R :=
+  match t with
+  | Leaf x => x
+  | Node l r =>
+      fl prec emin choice (tree_sum prec emin choice l + tree_sum prec emin choice r)
+  end.
+
+(* The accuracy of the computed exp, a hypothesis of each theorem (not an axiom): it
+   returns floats, exp 0 = 1 exactly, and a relative plus an absolute error at every
+   float x <= 0 (an exp of k ulps: exp_rel = 2 k u, exp_abs = k 2^emin). *)
+Definition exp_accurate (prec emin : Z) (exp_fl : R -> R) (exp_rel exp_abs : R) : Prop :=
+  exp_fl 0 = 1 /\\
+  forall x : R, is_float prec emin x -> x <= 0 ->
+  is_float prec emin (exp_fl x) /\\ 0 <= exp_fl x /\\
+  Rabs (exp_fl x - exp x) <= exp_rel * exp x + exp_abs.
+"""
+"""The hand-written floating-point model, written into ``Statements.v`` before the
+printed definitions (Flocq's ``Core`` is imported only from here on)."""
+
+# The statement templates: hand-written Coq.  {conditions} and {bound} are printed.
+_COMMON_BINDERS = """\
+  forall (exp_fl : R -> R) (es : list R) (e_max e_i : R) (t : sum_tree){extra_binders}
+    (exp_rel exp_abs n u tiny T mean_gap p_i gap_i{extra_reals} : R),
+  (forall e : R, In e es -> is_float prec emin e) ->
+  In e_max es -> (forall e : R, In e es -> e <= e_max) -> In e_i es ->
+  exp_accurate prec emin exp_fl exp_rel exp_abs -> 0 <= exp_rel -> 0 <= exp_abs ->
+  Permutation (leaves t)
+    (map (fun e : R => exp_fl (fl prec emin choice (e - e_max))) es) ->{extra_hypotheses}
+  n = INR (length es) -> u = bpow radix2 (- prec) -> tiny = bpow radix2 emin ->
+  T = fold_right Rplus 0 (map (fun e : R => exp (e - e_max)) es) ->
+  mean_gap = fold_right Rplus 0 (map (fun e : R => exp (e - e_max) / T * (e_max - e)) es) ->
+  p_i = exp (e_i - e_max) / T -> gap_i = e_max - e_i ->
+{conditions}
+"""
+
+_MAX_SHIFT_CONCLUSION = """\
+  let p_hat := fl prec emin choice
+    (exp_fl (fl prec emin choice (e_i - e_max)) / tree_sum prec emin choice t) in
+  is_float prec emin p_hat /\\ 0 <= p_hat <= 1 /\\
+  Rabs (p_hat - p_i) <= {bound}."""
+
+BINARY_FORMATS: dict[str, tuple[int, int]] = {"binary64": (53, -1074), "binary32": (24, -149)}
+"""The instances stated in Coq: ``(prec, emin)`` of each IEEE 754 format, in Flocq's
+convention (``emin`` the exponent of the smallest subnormal, ``2**emin``)."""
+
+TIES_TO_EVEN = "(fun z : Z => negb (Z.even z))"
+"""The tie-breaking rule of IEEE 754's default rounding (Flocq's ``ZnearestE``)."""
+
+
+@dataclass(frozen=True)
+class Formulation:
+    """One formulation of softmax that T12's Coq theorems cover.
+
+    Attributes
+    ----------
+    key
+        The Coq names' infix: ``T12_<key>_statement`` (any summation order) and
+        ``T12_<key>_depth_statement`` (a tree of depth ``d``, with ``γ_d``).
+    title
+        What the formulation computes, for the reports.
+    bound
+        The sympy formula the theorems prove; its ``gamma`` argument is ``γ_{n−1}``
+        (any order) or ``γ_d`` (depth ``d``).
+    conditions
+        The side conditions on the numbers (besides the summation factor's), sympy
+        relations over :attr:`bound`'s arguments.
+    computation
+        The hand-written conclusion: the computed value ``p_hat`` and what is proved of
+        it, with ``{bound}`` where the printed bound goes.
+    """
+
+    key: str
+    title: str
+    bound: Formula
+    conditions: tuple[sp.Basic, ...]
+    computation: str
+
+
+def _max_shift() -> Formulation:
+    from softmax_dispersion.theory.rounding_error import (
+        softmax_rigorous_conditions,
+        softmax_rigorous_error_bound,
+    )
+
+    return Formulation(
+        key="max_shift",
+        title="max-shift then divide",
+        bound=softmax_rigorous_error_bound,
+        conditions=softmax_rigorous_conditions,
+        computation=_MAX_SHIFT_CONCLUSION,
+    )
+
+
+FORMULATIONS: dict[str, Formulation] = {"max_shift": _max_shift()}
+"""The formulations with a Coq theorem, by key (a test swaps one for a false sibling)."""
+
+_k = sp.Symbol("k", real=True)
+_depth = sp.Symbol("depth", real=True)
+
+
+def _gamma() -> tuple[sp.Expr, sp.Symbol]:
+    """``γ_k``: the package's ``γ_{n−1}`` with ``n − 1`` replaced by ``k``; and its ``u``."""
+    from softmax_dispersion.theory.rounding_error import gamma_recursive, u
+
+    return gamma_recursive.expr.xreplace({n: _k + 1}), u
+
+
+def printed_definition(name: str, args: Sequence[sp.Symbol], expr: sp.Expr) -> str:
+    """``Definition name (a b … : R) : R := expr.``, checked by reading it back.
+
+    Raises
+    ------
+    CoqPrintError
+        When the printed expression does not read back as ``expr``.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> x, y = sp.symbols("x y", real=True)
+    >>> printed_definition("F", (x, y), x / (1 - y))
+    'Definition F (x y : R) : R := x / (1 - y).'
+    """
+    names = _names(args)
+    text = CoqPrinter(names).expr(expr)
+    _check_reads_back(names, text, expr)
+    binders = " ".join(names[a] for a in args)
+    return f"Definition {name} ({binders} : R) : R := {text}."
+
+
+def _names(symbols: Sequence[sp.Symbol]) -> dict[sp.Symbol, str]:
+    names: dict[sp.Symbol, str] = {}
+    for symbol in symbols:
+        names[symbol] = coq_name(symbol, names.values())
+        if names[symbol] != symbol.name:
+            raise CoqPrintError(f"{symbol.name} is no plain Coq identifier")
+    return names
+
+
+def _read_back(names: dict[sp.Symbol, str], proposition: str) -> sp.Basic:
+    from softmax_dispersion.theory.coq_reader import names_resolver, read_statement
+
+    binders = " ".join(sorted(names.values()))
+    text = f"Definition Check_statement : Prop := forall {binders} : R, {proposition}."
+    return read_statement(text, names_resolver(names)).conclusion
+
+
+def _check_reads_back(names: dict[sp.Symbol, str], text: str, expr: sp.Expr) -> None:
+    read = _read_back(names, f"{text} = 0")
+    if not isinstance(read, sp.Equality) or sp.srepr(read.lhs) != sp.srepr(expr):
+        raise CoqPrintError(f"{text} does not read back as {sp.sstr(expr)}")
+
+
+def _printed_relation(names: dict[sp.Symbol, str], relation: sp.Basic) -> str:
+    text = CoqPrinter(names).prop(relation)
+    if sp.srepr(_read_back(names, text)) != sp.srepr(relation):
+        raise CoqPrintError(f"{text} does not read back as {sp.sstr(relation)}")
+    return text
+
+
+def _statement(formulation: Formulation, *, depth: bool) -> str:
+    """``T12_<key>[_depth]_in prec emin choice`` (a template with its printed parts) and
+    ``T12_<key>[_depth]_statement``, the same for every format with ``prec > 1``."""
+    gamma_expr, u = _gamma()
+    k_value = _depth if depth else n - 1
+    bound = formulation.bound
+    names = _names(sorted({*bound.args, _depth, n, u}, key=lambda s: s.name))
+    printer = CoqPrinter(names)
+    summation = sp.Lt(k_value * u, 1)  # the domain of γ_k
+    conditions = [summation, *formulation.conditions]
+    printed = [f"  {_printed_relation(names, c)} ->" for c in conditions]
+    gamma_text = f"(T12_gamma {printer._wrap(printer._expr(k_value), 0)} u)"
+    arguments = [gamma_text if a.name == "gamma" else names[a] for a in bound.args]
+    application = f"T12_{formulation.key}_bound {' '.join(arguments)}"
+    extra = {
+        "extra_binders": " (d : nat)" if depth else "",
+        "extra_reals": " depth" if depth else "",
+        "extra_hypotheses": "\n  (tree_depth t <= d)%nat -> depth = INR d ->" if depth else "",
+    }
+    body = _COMMON_BINDERS.format(conditions="\n".join(printed), **extra)
+    name = f"T12_{formulation.key}{'_depth' if depth else ''}"
+    conclusion = formulation.computation.format(bound=application)
+    return (
+        f"Definition {name}_in (prec emin : Z) (choice : Z -> bool) : Prop :=\n"
+        f"{body}{conclusion}\n\n"
+        f"Definition {name}_statement : Prop :=\n"
+        f"  forall (prec emin : Z) (choice : Z -> bool), (1 < prec)%Z -> {name}_in prec emin choice."
+    )
+
+
+def float_statements(claim_ids: Sequence[str]) -> str:
+    """The ``Statements.v`` section of the floating-point claims among ``claim_ids``.
+
+    Empty when none of them is one (:data:`FLOAT_CLAIM_IDS`); otherwise the
+    hand-written model, the printed ``T12_gamma`` and bounds, one statement per
+    formulation and summation form, and ``T12_statement``, their conjunction.
+
+    Raises
+    ------
+    CoqPrintError
+        When a printed part does not read back as its sympy source.
+
+    Examples
+    --------
+    >>> float_statements(["T1"])
+    ''
+    >>> "T12_max_shift_depth_statement" in float_statements(["T12"])
+    True
+    """
+    if "T12" not in claim_ids:
+        return ""
+    gamma_expr, u = _gamma()
+    parts = [FLOAT_MODEL, printed_definition("T12_gamma", (_k, u), gamma_expr)]
+    names: list[str] = []
+    theorems: list[str] = []
+    for formulation in FORMULATIONS.values():
+        bound = formulation.bound
+        parts.append(printed_definition(f"T12_{formulation.key}_bound", bound.args, bound.expr))
+        for depth in (False, True):
+            parts.append(_statement(formulation, depth=depth))
+            theorems.append(f"T12_{formulation.key}{'_depth' if depth else ''}")
+            names.append(f"{theorems[-1]}_statement")
+    for format_name, (prec, emin) in BINARY_FORMATS.items():
+        instances = " /\\\n  ".join(
+            f"{theorem}_in {prec} ({emin}) {TIES_TO_EVEN}" for theorem in theorems
+        )
+        parts.append(f"Definition T12_{format_name}_statement : Prop :=\n  {instances}.")
+        names.append(f"T12_{format_name}_statement")
+    conjunction = " /\\ ".join(names)
+    parts.append(f"Definition T12_statement : Prop :=\n  {conjunction}.")
+    return "\n" + "\n\n".join(parts) + "\n"
+
+
+def coverage(claim_id: str) -> str:
+    """What a floating-point claim's Coq theorem covers, for the reports.
+
+    Examples
+    --------
+    >>> coverage("T12")
+    'Flocq, any binary format, round to nearest: max-shift then divide (any summation order)'
+    >>> coverage("T1")
+    ''
+    """
+    if claim_id not in FLOAT_CLAIM_IDS:
+        return ""
+    titles = ", ".join(f.title for f in FORMULATIONS.values())
+    return f"Flocq, any binary format, round to nearest: {titles} (any summation order)"
