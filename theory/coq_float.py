@@ -47,12 +47,12 @@ Examples
 >>> "Definition T12_statement : Prop" in text and "Inductive sum_tree" in text
 True
 >>> [f.title for f in FORMULATIONS.values()]
-['max-shift then divide']
+['max-shift then divide', 'max-shift then multiply by the rounded reciprocal of the sum']
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import sympy as sp
@@ -62,13 +62,17 @@ from softmax_dispersion.theory.formulas import Formula
 from softmax_dispersion.theory.symbols import n
 
 __all__ = [
+    "ANY_ORDER_DEPTH",
+    "BINARY_FORMATS",
     "FLOAT_CLAIM_IDS",
     "FLOAT_MODEL",
     "FORMULATIONS",
+    "TIES_TO_EVEN",
     "Formulation",
     "coverage",
     "float_statements",
     "printed_definition",
+    "printed_relation",
 ]
 
 FLOAT_CLAIM_IDS: tuple[str, ...] = ("T12",)
@@ -125,26 +129,49 @@ Definition exp_accurate (prec emin : Z) (exp_fl : R -> R) (exp_rel exp_abs : R) 
 """The hand-written floating-point model, written into ``Statements.v`` before the
 printed definitions (Flocq's ``Core`` is imported only from here on)."""
 
-# The statement templates: hand-written Coq.  {conditions} and {bound} are printed.
-_COMMON_BINDERS = """\
-  forall (exp_fl : R -> R) (es : list R) (e_max e_i : R) (t : sum_tree){extra_binders}
-    (exp_rel exp_abs n u tiny T mean_gap p_i gap_i{extra_reals} : R),
-  (forall e : R, In e es -> is_float prec emin e) ->
-  In e_max es -> (forall e : R, In e es -> e <= e_max) -> In e_i es ->
-  exp_accurate prec emin exp_fl exp_rel exp_abs -> 0 <= exp_rel -> 0 <= exp_abs ->
-  Permutation (leaves t)
-    (map (fun e : R => exp_fl (fl prec emin choice (e - e_max))) es) ->{extra_hypotheses}
-  n = INR (length es) -> u = bpow radix2 (- prec) -> tiny = bpow radix2 emin ->
-  T = fold_right Rplus 0 (map (fun e : R => exp (e - e_max)) es) ->
-  mean_gap = fold_right Rplus 0 (map (fun e : R => exp (e - e_max) / T * (e_max - e)) es) ->
-  p_i = exp (e_i - e_max) / T -> gap_i = e_max - e_i ->
-{conditions}
-"""
+# The statement templates: hand-written Coq.  The side conditions and the bound are
+# printed into them.  Each hypothesis is one entry, so that a statement (forall …,
+# h1 -> … -> conclusion) and its satisfiability (exists …, h1 /\ …) share them.
+_BINDERS = (
+    ("exp_fl", "R -> R"),
+    ("es", "list R"),
+    ("e_max e_i", "R"),
+    ("t", "sum_tree"),
+)
+_DEPTH_BINDER = ("d", "nat")
+_REALS = "exp_rel exp_abs n u tiny T mean_gap p_i gap_i"
+_HYPOTHESES = (
+    "(forall e : R, In e es -> is_float prec emin e)",
+    "In e_max es",
+    "(forall e : R, In e es -> e <= e_max)",
+    "In e_i es",
+    "exp_accurate prec emin exp_fl exp_rel exp_abs",
+    "0 <= exp_rel",
+    "0 <= exp_abs",
+    "Permutation (leaves t)\n    (map (fun e : R => exp_fl (fl prec emin choice (e - e_max))) es)",
+)
+_DEPTH_HYPOTHESES = ("(tree_depth t <= d)%nat", "depth = INR d")
+_DEFINITIONS = (
+    "n = INR (length es)",
+    "u = bpow radix2 (- prec)",
+    "tiny = bpow radix2 emin",
+    "T = fold_right Rplus 0 (map (fun e : R => exp (e - e_max)) es)",
+    "mean_gap = fold_right Rplus 0 (map (fun e : R => exp (e - e_max) / T * (e_max - e)) es)",
+    "p_i = exp (e_i - e_max) / T",
+    "gap_i = e_max - e_i",
+)
 
 _MAX_SHIFT_CONCLUSION = """\
   let p_hat := fl prec emin choice
     (exp_fl (fl prec emin choice (e_i - e_max)) / tree_sum prec emin choice t) in
   is_float prec emin p_hat /\\ 0 <= p_hat <= 1 /\\
+  Rabs (p_hat - p_i) <= {bound}."""
+
+_RECIPROCAL_CONCLUSION = """\
+  let p_hat := fl prec emin choice
+    (exp_fl (fl prec emin choice (e_i - e_max)) *
+     fl prec emin choice (1 / tree_sum prec emin choice t)) in
+  is_float prec emin p_hat /\\ 0 <= p_hat /\\
   Rabs (p_hat - p_i) <= {bound}."""
 
 BINARY_FORMATS: dict[str, tuple[int, int]] = {"binary64": (53, -1074), "binary32": (24, -149)}
@@ -199,11 +226,30 @@ def _max_shift() -> Formulation:
     )
 
 
-FORMULATIONS: dict[str, Formulation] = {"max_shift": _max_shift()}
+def _reciprocal() -> Formulation:
+    from softmax_dispersion.theory.rounding_error import (
+        softmax_reciprocal_rigorous_conditions,
+        softmax_reciprocal_rigorous_error_bound,
+    )
+
+    return Formulation(
+        key="reciprocal",
+        title="max-shift then multiply by the rounded reciprocal of the sum",
+        bound=softmax_reciprocal_rigorous_error_bound,
+        conditions=softmax_reciprocal_rigorous_conditions,
+        computation=_RECIPROCAL_CONCLUSION,
+    )
+
+
+FORMULATIONS: dict[str, Formulation] = {"max_shift": _max_shift(), "reciprocal": _reciprocal()}
 """The formulations with a Coq theorem, by key (a test swaps one for a false sibling)."""
 
 _k = sp.Symbol("k", real=True)
 _depth = sp.Symbol("depth", real=True)
+
+ANY_ORDER_DEPTH: sp.Expr = n - 1
+"""The depth every summation tree of ``n`` leaves stays within: ``γ_{n−1}`` covers any
+order (a test swaps it for ``n − 2``, a false sibling)."""
 
 
 def _gamma() -> tuple[sp.Expr, sp.Symbol]:
@@ -235,7 +281,7 @@ def printed_definition(name: str, args: Sequence[sp.Symbol], expr: sp.Expr) -> s
     return f"Definition {name} ({binders} : R) : R := {text}."
 
 
-def _names(symbols: Sequence[sp.Symbol]) -> dict[sp.Symbol, str]:
+def _names(symbols: Iterable[sp.Symbol]) -> dict[sp.Symbol, str]:
     names: dict[sp.Symbol, str] = {}
     for symbol in symbols:
         names[symbol] = coq_name(symbol, names.values())
@@ -258,40 +304,73 @@ def _check_reads_back(names: dict[sp.Symbol, str], text: str, expr: sp.Expr) -> 
         raise CoqPrintError(f"{text} does not read back as {sp.sstr(expr)}")
 
 
-def _printed_relation(names: dict[sp.Symbol, str], relation: sp.Basic) -> str:
+def printed_relation(names: dict[sp.Symbol, str], relation: sp.Basic) -> str:
+    """A side condition printed in Coq, checked by reading it back.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> u = sp.Symbol("u", real=True)
+    >>> printed_relation({u: "u"}, sp.Lt(2 * u, 1))
+    '2 * u < 1'
+    """
     text = CoqPrinter(names).prop(relation)
     if sp.srepr(_read_back(names, text)) != sp.srepr(relation):
         raise CoqPrintError(f"{text} does not read back as {sp.sstr(relation)}")
     return text
 
 
-def _statement(formulation: Formulation, *, depth: bool) -> str:
-    """``T12_<key>[_depth]_in prec emin choice`` (a template with its printed parts) and
-    ``T12_<key>[_depth]_statement``, the same for every format with ``prec > 1``."""
+def _parts(formulation: Formulation, *, depth: bool) -> tuple[str, list[str], str]:
+    """The binders, the hypotheses (hand-written, then printed) and the conclusion."""
     gamma_expr, u = _gamma()
-    k_value = _depth if depth else n - 1
+    k_value = _depth if depth else ANY_ORDER_DEPTH
     bound = formulation.bound
     names = _names(sorted({*bound.args, _depth, n, u}, key=lambda s: s.name))
     printer = CoqPrinter(names)
-    summation = sp.Lt(k_value * u, 1)  # the domain of γ_k
-    conditions = [summation, *formulation.conditions]
-    printed = [f"  {_printed_relation(names, c)} ->" for c in conditions]
+    # γ_k's domain first; a condition on γ itself reads γ_k written out
+    gamma_k = {a: gamma_expr.xreplace({_k: k_value}) for a in bound.args if a.name == "gamma"}
+    conditions = [sp.Lt(k_value * u, 1), *(c.xreplace(gamma_k) for c in formulation.conditions)]
     gamma_text = f"(T12_gamma {printer._wrap(printer._expr(k_value), 0)} u)"
     arguments = [gamma_text if a.name == "gamma" else names[a] for a in bound.args]
     application = f"T12_{formulation.key}_bound {' '.join(arguments)}"
-    extra = {
-        "extra_binders": " (d : nat)" if depth else "",
-        "extra_reals": " depth" if depth else "",
-        "extra_hypotheses": "\n  (tree_depth t <= d)%nat -> depth = INR d ->" if depth else "",
-    }
-    body = _COMMON_BINDERS.format(conditions="\n".join(printed), **extra)
+    binders = [*_BINDERS, *([_DEPTH_BINDER] if depth else [])]
+    reals = _REALS + (" depth" if depth else "")
+    binder_text = " ".join(f"({names_} : {kind})" for names_, kind in binders)
+    hypotheses = [
+        *_HYPOTHESES,
+        *(_DEPTH_HYPOTHESES if depth else ()),
+        *_DEFINITIONS,
+        *(printed_relation(names, c) for c in conditions),
+    ]
+    return f"{binder_text}\n    ({reals} : R)", hypotheses, application
+
+
+def _statement(formulation: Formulation, *, depth: bool) -> str:
+    """``T12_<key>[_depth]_in prec emin choice`` (a template with its printed parts) and
+    ``T12_<key>[_depth]_statement``, the same for every format with ``prec > 1``."""
+    binders, hypotheses, application = _parts(formulation, depth=depth)
     name = f"T12_{formulation.key}{'_depth' if depth else ''}"
+    premises = "".join(f"  {h} ->\n" for h in hypotheses)
     conclusion = formulation.computation.format(bound=application)
     return (
         f"Definition {name}_in (prec emin : Z) (choice : Z -> bool) : Prop :=\n"
-        f"{body}{conclusion}\n\n"
+        f"  forall {binders},\n{premises}{conclusion}\n\n"
         f"Definition {name}_statement : Prop :=\n"
-        f"  forall (prec emin : Z) (choice : Z -> bool), (1 < prec)%Z -> {name}_in prec emin choice."
+        f"  forall (prec emin : Z) (choice : Z -> bool),\n"
+        f"  (1 < prec)%Z -> {name}_in prec emin choice."
+    )
+
+
+def _satisfiable(formulation: Formulation) -> str:
+    """``T12_<key>_satisfiable_statement``: the hypotheses hold together, in every format
+    with ``prec > 1`` and ``emin + prec < 0`` (so that no theorem is vacuously true)."""
+    binders, hypotheses, _ = _parts(formulation, depth=False)
+    name = f"T12_{formulation.key}_satisfiable"
+    conjunction = " /\\\n  ".join(hypotheses)
+    return (
+        f"Definition {name}_statement : Prop :=\n"
+        f"  forall (prec emin : Z) (choice : Z -> bool), (1 < prec)%Z -> (emin + prec < 0)%Z ->\n"
+        f"  exists {binders},\n  {conjunction}."
     )
 
 
@@ -327,13 +406,15 @@ def float_statements(claim_ids: Sequence[str]) -> str:
             parts.append(_statement(formulation, depth=depth))
             theorems.append(f"T12_{formulation.key}{'_depth' if depth else ''}")
             names.append(f"{theorems[-1]}_statement")
+        parts.append(_satisfiable(formulation))
+        names.append(f"T12_{formulation.key}_satisfiable_statement")
     for format_name, (prec, emin) in BINARY_FORMATS.items():
         instances = " /\\\n  ".join(
             f"{theorem}_in {prec} ({emin}) {TIES_TO_EVEN}" for theorem in theorems
         )
         parts.append(f"Definition T12_{format_name}_statement : Prop :=\n  {instances}.")
         names.append(f"T12_{format_name}_statement")
-    conjunction = " /\\ ".join(names)
+    conjunction = " /\\\n  ".join(names)
     parts.append(f"Definition T12_statement : Prop :=\n  {conjunction}.")
     return "\n" + "\n\n".join(parts) + "\n"
 
@@ -343,12 +424,16 @@ def coverage(claim_id: str) -> str:
 
     Examples
     --------
-    >>> coverage("T12")
-    'Flocq, any binary format, round to nearest: max-shift then divide (any summation order)'
+    >>> coverage("T12").split(": ")[1].split("; ")
+    ['max-shift then divide', 'max-shift then multiply by the rounded reciprocal of the sum']
     >>> coverage("T1")
     ''
     """
     if claim_id not in FLOAT_CLAIM_IDS:
         return ""
-    titles = ", ".join(f.title for f in FORMULATIONS.values())
-    return f"Flocq, any binary format, round to nearest: {titles} (any summation order)"
+    titles = "; ".join(f.title for f in FORMULATIONS.values())
+    formats = ", ".join(BINARY_FORMATS)
+    return (
+        f"Flocq, round to nearest, any binary format ({formats} as instances), "
+        f"any summation tree: {titles}"
+    )

@@ -152,6 +152,8 @@ __all__ = [
     "log_softmax_absolute_error_bound",
     "lse_log_softmax_absolute_error_bound",
     "softmax_reciprocal_relative_error_bound",
+    "softmax_reciprocal_rigorous_conditions",
+    "softmax_reciprocal_rigorous_error_bound",
     "softmax_relative_error_bound",
     "softmax_rigorous_conditions",
     "softmax_rigorous_error_bound",
@@ -662,15 +664,112 @@ order, an entry 3 below the maximum whose exact coefficient is 1/1000, a mean ga
 1013.061
 """
 
-softmax_rigorous_conditions: tuple[sp.Basic, ...] = (
+softmax_rigorous_conditions = (
     sp.Lt(n * exp_abs * sp.exp(u * mean_gap), 1 - exp_rel),
     sp.Le(2 * u * exp_abs, tiny),
 )
 """The side conditions of :data:`softmax_rigorous_error_bound` (besides ``d·u < 1``).
 
+Notes
+-----
 The computed sum stays positive (``n·exp_abs·e^{u ḡ} < 1 − exp_rel``) and the exp's
 absolute error is below half the smallest normal (``2u·exp_abs <= tiny``, i.e.
-``exp_abs <= 2**(emin + prec − 1)``).  The Coq theorem states them as hypotheses."""
+``exp_abs <= 2**(emin + prec − 1)``).  The Coq theorem states them as hypotheses, and
+T12's Coq proof shows that they can hold together (``T12_max_shift_satisfiable``).
+
+Examples
+--------
+Float32, a 2-ulp exp, 1000 logits with a mean gap of 3:
+
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import (
+...     exp_abs, exp_rel, mean_gap, softmax_rigorous_conditions, tiny, u)
+>>> from softmax_dispersion.theory.symbols import n
+>>> float32 = {n: 1000, u: sp.Rational(1, 2**24), exp_rel: sp.Rational(4, 2**24),
+...     exp_abs: sp.Rational(2, 2**149), tiny: sp.Rational(1, 2**149), mean_gap: 3}
+>>> [bool(c.xreplace(float32)) for c in softmax_rigorous_conditions]
+[True, True]
+"""
+
+softmax_reciprocal_rigorous_error_bound = formula(
+    "softmax_reciprocal_rigorous_error_bound",
+    p_exact
+    * (
+        (1 + u) ** 2
+        * (1 + gamma)
+        * sp.exp(u * gap_i + u * mean_gap + 4 * n * u**2 / (1 - u) ** 2)
+        * (1 + exp_rel + n * exp_abs)
+        / (1 - exp_rel - n * exp_abs * sp.exp(u * mean_gap))
+        - 1
+    )
+    + (1 + u) * exp_abs
+    + tiny / 2,
+    (p_exact, gap_i, mean_gap, n, u, exp_rel, exp_abs, tiny, gamma),
+    "T12, rigorous (proved in Coq with Flocq): |p̂_i − p_i| for the max-shifted softmax "
+    "normalised by the rounded reciprocal, fl(fl(exp(fl(e_i − e_max)))·fl(1/fl(Σ))): "
+    "p_i·((1+u)²(1+gamma)·exp(u·gap_i + u·mean_gap + 4nu²/(1−u)²)·(1+exp_rel+n·exp_abs)"
+    "/(1−exp_rel−n·exp_abs·exp(u·mean_gap)) − 1) + (1+u)·exp_abs + tiny/2",
+)
+"""T12's rigorous bound for the reciprocal form ``p̂_i = fl(y_i·fl(1/Ŝ))``, proved in Coq.
+
+Parameters
+----------
+p_i, gap_i, mean_gap, n, u, exp_rel, exp_abs, tiny, gamma
+    As for :data:`softmax_rigorous_error_bound`.
+
+Notes
+-----
+.. math:: |\\hat p_i - p_i| \\le p_i \\left( (1+u)^2 (1+\\gamma)\\,
+   e^{u g_i + u \\bar g + 4 n u^2/(1-u)^2}
+   \\frac{1 + \\epsilon + n\\eta}{1 - \\epsilon - n\\eta\\,e^{u\\bar g}} - 1 \\right)
+   + (1+u)\\eta + \\frac{s}{2}
+
+The reciprocal ``1/Ŝ`` is rounded once more (a second factor ``1 + u``; it is a normal
+float while ``n(1 + ε + η)(1 + γ) <= 2u/s``, a side condition), and the product's
+rounding carries the exp's absolute error ``η`` up by ``1 + u``.  Unlike the division,
+this form can return a little more than 1.  To first order the relative part is
+:data:`softmax_reciprocal_relative_error_bound`'s.
+
+Examples
+--------
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import (
+...     softmax_reciprocal_rigorous_error_bound, softmax_rigorous_error_bound)
+>>> u = sp.Rational(1, 2**24)
+>>> args = dict(p_i=sp.Rational(1, 2), gap_i=1, mean_gap=1, n=2, u=u, exp_rel=4 * u,
+...     exp_abs=0, tiny=0, gamma=0)
+>>> extra = softmax_reciprocal_rigorous_error_bound(**args) - softmax_rigorous_error_bound(**args)
+>>> round(float(extra / (u / 2)), 4)  # one more rounding of p_i = 1/2
+1.0
+"""
+
+softmax_reciprocal_rigorous_conditions = (
+    sp.Lt(n * exp_abs * sp.exp(u * mean_gap), 1 - exp_rel),
+    sp.Le(2 * u * (1 + u) * exp_abs, tiny),
+    sp.Le(n * (1 + exp_rel + exp_abs) * (1 + gamma), 2 * u / tiny),
+)
+"""The side conditions of :data:`softmax_reciprocal_rigorous_error_bound` (besides ``d·u < 1``).
+
+Notes
+-----
+As for the division (:data:`softmax_rigorous_conditions`, with ``2u(1 + u)·exp_abs``),
+and the reciprocal ``1/Ŝ`` is a normal float: the computed sum is at most
+``n(1 + exp_rel + exp_abs)(1 + γ)``, which must stay below ``2u/tiny`` (``2**126`` in
+float32), the reciprocal of the smallest normal.
+
+Examples
+--------
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import (
+...     exp_abs, exp_rel, gamma, gamma_recursive, mean_gap,
+...     softmax_reciprocal_rigorous_conditions, tiny, u)
+>>> from softmax_dispersion.theory.symbols import n
+>>> at = {n: 1000, u: sp.Rational(1, 2**24), exp_rel: sp.Rational(4, 2**24),
+...     exp_abs: sp.Rational(2, 2**149), tiny: sp.Rational(1, 2**149), mean_gap: 3}
+>>> at[gamma] = gamma_recursive(n=1000, u=at[u])
+>>> [bool(c.xreplace(at)) for c in softmax_reciprocal_rigorous_conditions]
+[True, True, True]
+"""
 
 # --- the model: symbols and computed quantities ----------------------------------------
 

@@ -144,9 +144,9 @@ Proof.
     rewrite Rplus_0_r. apply Rabs_le; split; nra.
 Qed.
 
-(* -- the theorem, in the proof's own notation ----------------------------------------- *)
+(* -- the quotient y_i / Ŝ, in the proof's own notation --------------------------------- *)
 
-Lemma t12_core (prec emin : Z) (choice : Z -> bool) (exp_fl : R -> R) (es : list R)
+Lemma t12_quotient (prec emin : Z) (choice : Z -> bool) (exp_fl : R -> R) (es : list R)
   (m ei : R) (t : sum_tree) (d : nat) (exp_rel exp_abs T gbar : R) :
   (1 < prec)%Z ->
   (forall e, In e es -> is_float prec emin e) ->
@@ -158,21 +158,21 @@ Lemma t12_core (prec emin : Z) (choice : Z -> bool) (exp_fl : R -> R) (es : list
   gbar = fold_right Rplus 0 (map (fun e => exp (e - m) / T * (m - e)) es) ->
   INR d * bpow radix2 (- prec) < 1 ->
   INR (length es) * exp_abs * exp (bpow radix2 (- prec) * gbar) < 1 - exp_rel ->
-  2 * bpow radix2 (- prec) * exp_abs <= bpow radix2 emin ->
   let u := bpow radix2 (- prec) in
   let nn := INR (length es) in
   let G := 1 + INR d * u / (1 - INR d * u) in
   let p := exp (ei - m) / T in
-  let p_hat := fl prec emin choice
-    (exp_fl (fl prec emin choice (ei - m)) / tree_sum prec emin choice t) in
-  is_float prec emin p_hat /\ 0 <= p_hat <= 1 /\
-  Rabs (p_hat - p) <=
-    p * ((1 + u) * G * (exp (u * (m - ei)) * exp (u * gbar) * exp (4 * nn * u ^ 2 / (1 - u) ^ 2))
-         * (1 + exp_rel + nn * exp_abs) / (1 - exp_rel - nn * exp_abs * exp (u * gbar)) - 1)
-    + exp_abs + bpow radix2 emin / 2.
+  let S := tree_sum prec emin choice t in
+  let z := exp_fl (fl prec emin choice (ei - m)) / S in
+  let R1 := (1 + u) * G * (exp (u * (m - ei)) * exp (u * gbar) * exp (4 * nn * u ^ 2 / (1 - u) ^ 2))
+         * (1 + exp_rel + nn * exp_abs) / (1 - exp_rel - nn * exp_abs * exp (u * gbar)) in
+  exists K1 K2, 0 <= K1 /\ 0 < K2 /\ z <= p * K1 + exp_abs /\ p * K2 - exp_abs <= z /\
+  (1 + u) * K1 <= R1 /\ (1 + u) / K2 <= R1 /\ 0 <= z <= 1 /\ 0 <= p /\
+  1 <= S /\ S <= G * (nn * (1 + exp_rel + exp_abs)) /\ is_float prec emin S /\
+  is_float prec emin (exp_fl (fl prec emin choice (ei - m))) /\ is_float prec emin 1.
 Proof.
-  intros Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hdepth HT Hg Hdu HnE HuE u nn G p p_hat.
-  fold u in Hdu, HnE, HuE. fold nn in HnE.
+  intros Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hdepth HT Hg Hdu HnE u nn G p S0 z0 R0.
+  fold u in Hdu, HnE. fold nn in HnE.
   assert (Hu := fr_u_bounds prec Hp). fold u in Hu.
   assert (Hs : 0 < bpow radix2 emin) by apply bpow_gt_0.
   set (s := bpow radix2 emin) in *.
@@ -223,7 +223,7 @@ Proof.
     by (unfold fr_leaf_sum, Y; apply fs_perm_sum; exact Hperm).
   destruct (fr_tree_sum_bounds prec emin choice t Hp Hgood) as [HSlo HShi].
   rewrite HleafY in HSlo, HShi. fold u in HSlo, HShi.
-  set (S := tree_sum prec emin choice t) in *.
+  set (S := tree_sum prec emin choice t) in *. subst S0.
   assert (HG : (1 + u) ^ tree_depth t <= G).
   { apply Rle_trans with ((1 + u) ^ d); [apply Rle_pow; [lra | exact Hdepth] |].
     apply fr_pow_le_gamma; lra. }
@@ -243,7 +243,7 @@ Proof.
   { apply (fr_tree_sum_ge_leaf prec emin choice t (y ei) Hp Hgood). apply Hleaves, in_map, Hi. }
   destruct (Hterm ei Hi) as (Hyif & Hyi0 & Hyilo & Hyihi).
   (* the quotient z = y_i / S *)
-  set (z := y ei / S).
+  set (z := y ei / S). subst z0. subst R0.
   assert (Hz0 : 0 <= z) by (apply Rmult_le_pos; [exact Hyi0 | apply Rlt_le, Rinv_0_lt_compat; lra]).
   assert (Hz1 : z <= 1).
   { unfold z. apply (Rmult_le_reg_r S); [lra |]. unfold Rdiv. rewrite Rmult_assoc, Rinv_l; lra. }
@@ -333,17 +333,153 @@ Proof.
         apply Rlt_le, Rinv_0_lt_compat; lra).
   assert (HK2pos : 0 < K2)
     by (unfold K2; apply Rdiv_lt_0_compat; [lra | apply Rmult_lt_0_compat; [apply Rmult_lt_0_compat |]; lra]).
-  (* the final rounding *)
+  (* the computed sum is at most n (1 + ε + η) (1 + γ): every term is at most 1 + ε + η *)
+  assert (HYn : Y <= nn * (1 + exp_rel + exp_abs)).
+  { unfold Y, nn. rewrite <- fs_sum_const. apply fs_sum_le. intros e He.
+    destruct (Hterm e He) as (_ & _ & _ & H).
+    assert (Hexp1 : exp (e - m) * exp (u * (m - e)) <= 1).
+    { rewrite <- exp_plus, <- exp_0. apply fs_exp_le. assert (Hle := Hmax e He). nra. }
+    assert ((1 + exp_rel) * (exp (e - m) * exp (u * (m - e))) <= 1 + exp_rel)
+      by (rewrite <- (Rmult_1_r (1 + exp_rel)) at 2; apply Rmult_le_compat_l; lra).
+    lra. }
+  assert (HSn : S <= G * (nn * (1 + exp_rel + exp_abs)))
+    by (apply Rle_trans with (G * Y); [exact HS_hi | apply Rmult_le_compat_l; lra]).
+  assert (HSf : is_float prec emin S) by (apply fr_tree_sum_float; assumption).
+  assert (H1f : is_float prec emin 1) by (rewrite <- Hym; apply Hterm, Hm).
+  exists K1, K2. repeat split; assumption.
+Qed.
+
+Lemma t12_core (prec emin : Z) (choice : Z -> bool) (exp_fl : R -> R) (es : list R)
+  (m ei : R) (t : sum_tree) (d : nat) (exp_rel exp_abs T gbar : R) :
+  (1 < prec)%Z ->
+  (forall e, In e es -> is_float prec emin e) ->
+  In m es -> (forall e, In e es -> e <= m) -> In ei es ->
+  exp_accurate prec emin exp_fl exp_rel exp_abs -> 0 <= exp_rel -> 0 <= exp_abs ->
+  Permutation (leaves t) (map (fun e => exp_fl (fl prec emin choice (e - m))) es) ->
+  (tree_depth t <= d)%nat ->
+  T = fold_right Rplus 0 (map (fun e => exp (e - m)) es) ->
+  gbar = fold_right Rplus 0 (map (fun e => exp (e - m) / T * (m - e)) es) ->
+  INR d * bpow radix2 (- prec) < 1 ->
+  INR (length es) * exp_abs * exp (bpow radix2 (- prec) * gbar) < 1 - exp_rel ->
+  2 * bpow radix2 (- prec) * exp_abs <= bpow radix2 emin ->
+  let u := bpow radix2 (- prec) in
+  let nn := INR (length es) in
+  let G := 1 + INR d * u / (1 - INR d * u) in
+  let p := exp (ei - m) / T in
+  let p_hat := fl prec emin choice
+    (exp_fl (fl prec emin choice (ei - m)) / tree_sum prec emin choice t) in
+  is_float prec emin p_hat /\ 0 <= p_hat <= 1 /\
+  Rabs (p_hat - p) <=
+    p * ((1 + u) * G * (exp (u * (m - ei)) * exp (u * gbar) * exp (4 * nn * u ^ 2 / (1 - u) ^ 2))
+         * (1 + exp_rel + nn * exp_abs) / (1 - exp_rel - nn * exp_abs * exp (u * gbar)) - 1)
+    + exp_abs + bpow radix2 emin / 2.
+Proof.
+  intros Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hdepth HT Hg Hdu HnE HuE u nn G p p_hat.
+  destruct (t12_quotient prec emin choice exp_fl es m ei t d exp_rel exp_abs T gbar
+    Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hdepth HT Hg Hdu HnE)
+    as (K1 & K2 & HK1 & HK2 & Hzhi & Hzlo & HR1 & HR2 & Hz & Hp0 & HS1 & _ & _ & _ & H1f).
+  fold u nn G p in HK1, HK2, Hzhi, Hzlo, HR1, HR2, Hz, Hp0.
+  set (z := exp_fl (fl prec emin choice (ei - m)) / tree_sum prec emin choice t) in *.
+  assert (Hu := fr_u_bounds prec Hp). fold u in Hu.
   destruct (fr_round_error prec emin choice z Hp) as (eps & eta & Heps & Heta & H0 & Hround).
-  fold u in Heps. fold s in Heta.
+  fold u in Heps, HuE.
   split; [| split].
   - apply fr_is_float_fl, Hp.
-  - assert (H1f : is_float prec emin 1) by (rewrite <- Hym; apply Hyif || (apply Hterm, Hm)).
-    split.
-    + rewrite <- (fr_fl_0 prec emin choice). apply fr_fl_le; [exact Hp | exact Hz0].
-    + rewrite <- (fr_fl_float prec emin choice 1 H1f). apply fr_fl_le; [exact Hp | exact Hz1].
-  - unfold p_hat. fold y. fold (y ei). fold S. fold z. rewrite Hround.
-    apply (t12_round z p K1 K2 R1 exp_abs u s eps eta); try lra; assumption.
+  - split.
+    + rewrite <- (fr_fl_0 prec emin choice). apply fr_fl_le; [exact Hp | lra].
+    + rewrite <- (fr_fl_float prec emin choice 1 H1f). apply fr_fl_le; [exact Hp | lra].
+  - unfold p_hat. fold z. rewrite Hround.
+    apply (t12_round z p K1 K2 _ exp_abs u (bpow radix2 emin) eps eta); try lra; assumption.
+Qed.
+
+(* The reciprocal form p_hat = fl(y_i · fl(1/S)): one more rounding, of a normal 1/S. *)
+Lemma t12_reciprocal_core (prec emin : Z) (choice : Z -> bool) (exp_fl : R -> R) (es : list R)
+  (m ei : R) (t : sum_tree) (d : nat) (exp_rel exp_abs T gbar : R) :
+  (1 < prec)%Z ->
+  (forall e, In e es -> is_float prec emin e) ->
+  In m es -> (forall e, In e es -> e <= m) -> In ei es ->
+  exp_accurate prec emin exp_fl exp_rel exp_abs -> 0 <= exp_rel -> 0 <= exp_abs ->
+  Permutation (leaves t) (map (fun e => exp_fl (fl prec emin choice (e - m))) es) ->
+  (tree_depth t <= d)%nat ->
+  T = fold_right Rplus 0 (map (fun e => exp (e - m)) es) ->
+  gbar = fold_right Rplus 0 (map (fun e => exp (e - m) / T * (m - e)) es) ->
+  INR d * bpow radix2 (- prec) < 1 ->
+  INR (length es) * exp_abs * exp (bpow radix2 (- prec) * gbar) < 1 - exp_rel ->
+  2 * bpow radix2 (- prec) * (1 + bpow radix2 (- prec)) * exp_abs <= bpow radix2 emin ->
+  let u := bpow radix2 (- prec) in
+  let nn := INR (length es) in
+  let G := 1 + INR d * u / (1 - INR d * u) in
+  G * (nn * (1 + exp_rel + exp_abs)) <= 2 * u / bpow radix2 emin ->
+  let p := exp (ei - m) / T in
+  let p_hat := fl prec emin choice (exp_fl (fl prec emin choice (ei - m)) *
+    fl prec emin choice (1 / tree_sum prec emin choice t)) in
+  is_float prec emin p_hat /\ 0 <= p_hat /\
+  Rabs (p_hat - p) <=
+    p * ((1 + u) * ((1 + u) * G * (exp (u * (m - ei)) * exp (u * gbar) *
+      exp (4 * nn * u ^ 2 / (1 - u) ^ 2)) * (1 + exp_rel + nn * exp_abs)
+      / (1 - exp_rel - nn * exp_abs * exp (u * gbar))) - 1)
+    + (1 + u) * exp_abs + bpow radix2 emin / 2.
+Proof.
+  intros Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hdepth HT Hg Hdu HnE HuE u nn G Hnorm p p_hat.
+  destruct (t12_quotient prec emin choice exp_fl es m ei t d exp_rel exp_abs T gbar
+    Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hdepth HT Hg Hdu HnE)
+    as (K1 & K2 & HK1 & HK2 & Hzhi & Hzlo & HR1 & HR2 & Hz & Hp0 & HS1 & HSn & _ & _ & _).
+  fold u nn G p in HK1, HK2, Hzhi, Hzlo, HR1, HR2, Hz, Hp0, HSn.
+  set (R1 := (1 + u) * G * (exp (u * (m - ei)) * exp (u * gbar) *
+      exp (4 * nn * u ^ 2 / (1 - u) ^ 2)) * (1 + exp_rel + nn * exp_abs)
+      / (1 - exp_rel - nn * exp_abs * exp (u * gbar))) in *.
+  set (S := tree_sum prec emin choice t) in *.
+  set (yi := exp_fl (fl prec emin choice (ei - m))) in *.
+  set (z := yi / S) in *.
+  assert (Hu := fr_u_bounds prec Hp). fold u in Hu, HuE.
+  assert (Hs : 0 < bpow radix2 emin) by apply bpow_gt_0.
+  set (s := bpow radix2 emin) in *.
+  (* 1/S is a normal float: S <= 2u/s *)
+  assert (HSmax : S <= 2 * u / s) by lra.
+  assert (Hnormal : bpow radix2 (emin + prec - 1) <= Rabs (1 / S)).
+  { rewrite fr_smallest_normal. fold u s. rewrite Rabs_pos_eq
+      by (apply Rlt_le, Rdiv_lt_0_compat; lra).
+    replace (s / (2 * u)) with (1 / (2 * u / s)) by (field; lra).
+    unfold Rdiv. apply Rmult_le_compat_l; [lra |].
+    apply Rinv_le_contravar; [lra | exact HSmax]. }
+  destruct (fr_round_normal prec emin choice (1 / S) Hp Hnormal) as (rho & Hrho & Hr).
+  fold u in Hrho. apply Rabs_le_inv in Hrho.
+  assert (Hud := fr_u_div u ltac:(lra)).
+  assert (Hlo : / (1 + u) <= 1 + rho)
+    by (replace (/ (1 + u)) with (1 - u / (1 + u)) by (field; lra); lra).
+  assert (Hhi : 1 + rho <= 1 + u) by lra.
+  set (z' := yi * fl prec emin choice (1 / S)).
+  assert (Hz' : z' = z * (1 + rho)) by (unfold z', z; rewrite Hr; unfold Rdiv; ring).
+  assert (Hz'0 : 0 <= z') by (rewrite Hz'; apply Rmult_le_pos; lra).
+  assert (Hz'hi : z' <= p * ((1 + u) * K1) + (1 + u) * exp_abs).
+  { rewrite Hz'. apply Rle_trans with (z * (1 + u)); [apply Rmult_le_compat_l; lra |]. nra. }
+  assert (Hz'lo : p * (K2 / (1 + u)) - (1 + u) * exp_abs <= z').
+  { rewrite Hz'. apply Rle_trans with (z / (1 + u)).
+    - apply Rle_trans with ((p * K2 - exp_abs) / (1 + u)).
+      + replace ((p * K2 - exp_abs) / (1 + u)) with (p * (K2 / (1 + u)) - exp_abs / (1 + u))
+          by (field; lra).
+        assert (exp_abs / (1 + u) <= (1 + u) * exp_abs).
+        { apply (Rmult_le_reg_r (1 + u)); [lra |].
+          replace (exp_abs / (1 + u) * (1 + u)) with exp_abs by (field; lra). nra. }
+        lra.
+      + unfold Rdiv. apply Rmult_le_compat_r; [apply Rlt_le, Rinv_0_lt_compat |]; lra.
+    - unfold Rdiv. apply Rmult_le_compat_l; lra. }
+  destruct (fr_round_error prec emin choice z' Hp) as (eps & eta & Heps & Heta & H0 & Hround).
+  fold u in Heps.
+  split; [| split].
+  - apply fr_is_float_fl, Hp.
+  - rewrite <- (fr_fl_0 prec emin choice). apply fr_fl_le; [exact Hp | exact Hz'0].
+  - unfold p_hat. fold yi S z'. rewrite Hround.
+    assert (HK1' : 0 <= (1 + u) * K1) by (apply Rmult_le_pos; lra).
+    assert (HK2' : 0 < K2 / (1 + u)) by (apply Rdiv_lt_0_compat; lra).
+    assert (HE' : 0 <= (1 + u) * exp_abs) by (apply Rmult_le_pos; lra).
+    assert (HR1' : (1 + u) * ((1 + u) * K1) <= (1 + u) * R1) by (apply Rmult_le_compat_l; lra).
+    assert (HR2' : (1 + u) / (K2 / (1 + u)) <= (1 + u) * R1).
+    { replace ((1 + u) / (K2 / (1 + u))) with ((1 + u) * ((1 + u) / K2)) by (field; lra).
+      apply Rmult_le_compat_l; lra. }
+    assert (HuE' : 2 * u * ((1 + u) * exp_abs) <= s) by lra.
+    exact (t12_round z' p ((1 + u) * K1) (K2 / (1 + u)) ((1 + u) * R1) ((1 + u) * exp_abs)
+      u s eps eta Hz'0 Hp0 HK1' HK2' HE' ltac:(lra) Hz'hi Hz'lo HR1' HR2' Heps Heta H0 HuE').
 Qed.
 
 (* -- the printed statements ------------------------------------------------------------ *)
@@ -389,18 +525,169 @@ Proof.
   - lra.
 Qed.
 
+(* The reciprocal form, a tree of depth d. *)
+Theorem T12_reciprocal_depth : T12_reciprocal_depth_statement.
+Proof.
+  unfold T12_reciprocal_depth_statement, T12_reciprocal_depth_in.
+  intros prec emin choice Hp exp_fl es e_max e_i t d exp_rel exp_abs n u tiny T mean_gap p_i
+    gap_i depth Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hdepth Hd Hn Hu Htiny HT Hg Hpi Hgap
+    Hdu HnE HuE Hnorm.
+  replace (mean_gap * u) with (u * mean_gap) in HnE by ring.
+  subst n u tiny depth p_i gap_i.
+  assert (Hu := fr_u_bounds prec Hp).
+  assert (HG : INR d * bpow radix2 (- prec) / (- INR d * bpow radix2 (- prec) + 1) + 1
+               = 1 + INR d * bpow radix2 (- prec) / (1 - INR d * bpow radix2 (- prec)))
+    by (field; lra).
+  rewrite HG in Hnorm.
+  assert (Hcore := t12_reciprocal_core prec emin choice exp_fl es e_max e_i t d exp_rel exp_abs
+    T mean_gap Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hdepth HT Hg Hdu ltac:(lra) ltac:(lra)
+    ltac:(lra)).
+  cbv zeta in Hcore.
+  destruct Hcore as (Hf & H0 & Hb). split; [exact Hf | split; [exact H0 |]].
+  eapply Rle_trans; [exact Hb |]. right.
+  assert (HT1 : 1 <= T) by (rewrite HT; apply fs_shifted_sum_ge_1, Hm).
+  assert (HB := exp_pos (bpow radix2 (- prec) * mean_gap)).
+  assert (Hrel1 : 0 < 1 - exp_rel - INR (length es) * exp_abs * exp (bpow radix2 (- prec) * mean_gap))
+    by lra.
+  unfold T12_reciprocal_bound, T12_gamma. rewrite !exp_plus.
+  replace ((e_max - e_i) * bpow radix2 (- prec)) with (bpow radix2 (- prec) * (e_max - e_i)) by ring.
+  replace (mean_gap * bpow radix2 (- prec)) with (bpow radix2 (- prec) * mean_gap) by ring.
+  field. repeat split; lra.
+Qed.
+
+(* The reciprocal form, any summation order. *)
+Theorem T12_reciprocal : T12_reciprocal_statement.
+Proof.
+  unfold T12_reciprocal_statement, T12_reciprocal_in.
+  intros prec emin choice Hp exp_fl es e_max e_i t exp_rel exp_abs n u tiny T mean_gap p_i gap_i
+    Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hn Hu Htiny HT Hg Hpi Hgap Hnu HnE HuE Hnorm.
+  assert (Hlen : length (leaves t) = length es)
+    by (rewrite (Permutation_length Hperm), map_length; reflexivity).
+  assert (Hes : (1 <= length es)%nat) by (rewrite <- Hlen; apply fr_leaves_nonempty).
+  apply (T12_reciprocal_depth prec emin choice Hp exp_fl es e_max e_i t (length es - 1)%nat
+    exp_rel exp_abs n u tiny T mean_gap p_i gap_i (n - 1)); try assumption.
+  - rewrite <- Hlen. apply fr_depth_le.
+  - rewrite Hn, minus_INR by exact Hes. simpl. ring.
+  - lra.
+  - eapply Rle_trans; [| exact Hnorm]. right. field. lra.
+Qed.
+
+(* The hypotheses hold together (no theorem above is vacuous): two equal logits, the
+   correctly rounded exp (exp_rel = u, exp_abs = 2^emin / 2), one rounded addition. *)
+Theorem T12_max_shift_satisfiable : T12_max_shift_satisfiable_statement.
+Proof.
+  unfold T12_max_shift_satisfiable_statement.
+  intros prec emin choice Hp He.
+  set (exp_fl := fun x => fl prec emin choice (exp x)).
+  assert (Hexp := fr_correctly_rounded_exp prec emin choice Hp ltac:(lia)). fold exp_fl in Hexp.
+  assert (Hu := fr_u_bounds prec Hp).
+  assert (Hs : 0 < bpow radix2 emin <= / 2).
+  { split; [apply bpow_gt_0 |].
+    replace (/ 2) with (bpow radix2 (-1)) by (simpl; rewrite IZR_Zpower_pos; simpl; field).
+    apply bpow_le; lia. }
+  assert (H1 : exp_fl (fl prec emin choice (0 - 0)) = 1)
+    by (replace (0 - 0) with 0 by ring; rewrite fr_fl_0; apply Hexp).
+  exists exp_fl, (0 :: 0 :: nil), 0, 0, (Node (Leaf 1) (Leaf 1)),
+    (bpow radix2 (- prec)), (bpow radix2 emin / 2), 2, (bpow radix2 (- prec)),
+    (bpow radix2 emin), 2, 0, (1 / 2), 0.
+  assert (HT : fold_right Rplus 0 (map (fun e : R => exp (e - 0)) (0 :: 0 :: nil)) = 2)
+    by (simpl; rewrite Rminus_0_r, exp_0; ring).
+  destruct Hexp as [Hexp0 Hexpx].
+  repeat split.
+  - intros e [<- | [<- | []]]; apply fr_is_float_0.
+  - left; reflexivity.
+  - intros e [<- | [<- | []]]; lra.
+  - left; reflexivity.
+  - exact Hexp0.
+  - destruct (Hexpx x ltac:(assumption) ltac:(assumption)) as (A & B & C); exact A.
+  - destruct (Hexpx x ltac:(assumption) ltac:(assumption)) as (A & B & C); exact B.
+  - destruct (Hexpx x ltac:(assumption) ltac:(assumption)) as (A & B & C); exact C.
+  - lra.
+  - lra.
+  - simpl. rewrite H1. apply Permutation_refl.
+  - rewrite HT; reflexivity.
+  - simpl. ring.
+  - replace (0 - 0) with 0 by ring. rewrite exp_0. field.
+  - ring.
+  - lra.
+  - rewrite Rmult_0_l, exp_0. lra.
+  - nra.
+Qed.
+
+(* The reciprocal form's hypotheses hold together too (the same witness; 1/S is a
+   normal float since 2^emin <= u/2). *)
+Theorem T12_reciprocal_satisfiable : T12_reciprocal_satisfiable_statement.
+Proof.
+  unfold T12_reciprocal_satisfiable_statement.
+  intros prec emin choice Hp He.
+  set (exp_fl := fun x => fl prec emin choice (exp x)).
+  assert (Hexp := fr_correctly_rounded_exp prec emin choice Hp ltac:(lia)). fold exp_fl in Hexp.
+  assert (Hu := fr_u_bounds prec Hp).
+  assert (Hs : 0 < bpow radix2 emin <= / 2).
+  { split; [apply bpow_gt_0 |].
+    replace (/ 2) with (bpow radix2 (-1)) by (simpl; rewrite IZR_Zpower_pos; simpl; field).
+    apply bpow_le; lia. }
+  assert (H1 : exp_fl (fl prec emin choice (0 - 0)) = 1)
+    by (replace (0 - 0) with 0 by ring; rewrite fr_fl_0; apply Hexp).
+  exists exp_fl, (0 :: 0 :: nil), 0, 0, (Node (Leaf 1) (Leaf 1)),
+    (bpow radix2 (- prec)), (bpow radix2 emin / 2), 2, (bpow radix2 (- prec)),
+    (bpow radix2 emin), 2, 0, (1 / 2), 0.
+  assert (HT : fold_right Rplus 0 (map (fun e : R => exp (e - 0)) (0 :: 0 :: nil)) = 2)
+    by (simpl; rewrite Rminus_0_r, exp_0; ring).
+  destruct Hexp as [Hexp0 Hexpx].
+  repeat split.
+  - intros e [<- | [<- | []]]; apply fr_is_float_0.
+  - left; reflexivity.
+  - intros e [<- | [<- | []]]; lra.
+  - left; reflexivity.
+  - exact Hexp0.
+  - destruct (Hexpx x ltac:(assumption) ltac:(assumption)) as (A & B & C); exact A.
+  - destruct (Hexpx x ltac:(assumption) ltac:(assumption)) as (A & B & C); exact B.
+  - destruct (Hexpx x ltac:(assumption) ltac:(assumption)) as (A & B & C); exact C.
+  - lra.
+  - lra.
+  - simpl. rewrite H1. apply Permutation_refl.
+  - rewrite HT; reflexivity.
+  - simpl. ring.
+  - replace (0 - 0) with 0 by ring. rewrite exp_0. field.
+  - ring.
+  - lra.
+  - rewrite Rmult_0_l, exp_0. lra.
+  - replace (2 * (bpow radix2 emin / 2) * bpow radix2 (- prec) * (bpow radix2 (- prec) + 1))
+      with (bpow radix2 emin * (bpow radix2 (- prec) * (bpow radix2 (- prec) + 1))) by field.
+    rewrite <- (Rmult_1_r (bpow radix2 emin)) at 2. apply Rmult_le_compat_l; [lra | nra].
+  - (* 1/S is normal: 2 (1/(1 − u)) (tiny/2 + u + 1) <= 4 <= 2u/tiny, as tiny <= u/2 *)
+    assert (Hst : bpow radix2 emin <= bpow radix2 (- prec) / 2).
+    { rewrite <- fr_bpow_pred. apply bpow_le; lia. }
+    set (v := bpow radix2 (- prec)) in *. set (s := bpow radix2 emin) in *.
+    replace (v * (2 - 1) / (- v * (2 - 1) + 1) + 1) with (/ (1 - v)) by (field; lra).
+    assert (Hinv : / (1 - v) <= 4 / 3).
+    { apply (Rmult_le_reg_r (1 - v)); [lra |]. rewrite Rinv_l by lra. lra. }
+    assert (Hinv0 : 0 < / (1 - v)) by (apply Rinv_0_lt_compat; lra).
+    assert (H4 : 4 <= 2 * v / s).
+    { apply (Rmult_le_reg_r s); [lra |]. replace (2 * v / s * s) with (2 * v) by (field; lra). lra. }
+    assert (2 * / (1 - v) * (s / 2 + v + 1) <= 4) by nra.
+    lra.
+Qed.
+
 (* The IEEE 754 formats, ties to even: instances of the generic theorems. *)
 Theorem T12_binary64 : T12_binary64_statement.
 Proof.
-  split; [apply T12_max_shift | apply T12_max_shift_depth]; reflexivity.
+  refine (conj _ (conj _ (conj _ _)));
+    [apply T12_max_shift | apply T12_max_shift_depth | apply T12_reciprocal |
+     apply T12_reciprocal_depth]; reflexivity.
 Qed.
 
 Theorem T12_binary32 : T12_binary32_statement.
 Proof.
-  split; [apply T12_max_shift | apply T12_max_shift_depth]; reflexivity.
+  refine (conj _ (conj _ (conj _ _)));
+    [apply T12_max_shift | apply T12_max_shift_depth | apply T12_reciprocal |
+     apply T12_reciprocal_depth]; reflexivity.
 Qed.
 
 Theorem T12 : T12_statement.
 Proof.
-  exact (conj T12_max_shift (conj T12_max_shift_depth (conj T12_binary64 T12_binary32))).
+  exact (conj T12_max_shift (conj T12_max_shift_depth (conj T12_max_shift_satisfiable
+    (conj T12_reciprocal (conj T12_reciprocal_depth (conj T12_reciprocal_satisfiable
+    (conj T12_binary64 T12_binary32))))))).
 Qed.

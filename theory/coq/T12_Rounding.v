@@ -113,6 +113,36 @@ Proof.
   exists e, h. rewrite <- fr_u_ro. repeat split; assumption.
 Qed.
 
+(* In the normal range, only the relative error: |x| >= 2^(emin + prec − 1) = tiny/(2u). *)
+Lemma fr_round_normal (prec emin : Z) (choice : Z -> bool) (x : R) :
+  (1 < prec)%Z -> bpow radix2 (emin + prec - 1) <= Rabs x ->
+  exists eps, Rabs eps <= bpow radix2 (- prec) / (1 + bpow radix2 (- prec)) /\
+  fl prec emin choice x = x * (1 + eps).
+Proof.
+  intros Hp Hx. pose proof (fr_prec_gt_0 prec Hp). assert (H0 : (0 < prec)%Z) by lia.
+  destruct (relative_error_N_FLX'_ex radix2 prec H0 choice x) as (eps & Heps & Hr).
+  exists eps. rewrite <- fr_u_ro. split; [exact Heps |].
+  unfold fl. rewrite round_FLT_FLX; assumption.
+Qed.
+
+Lemma fr_bpow_pred (e : Z) : bpow radix2 (e - 1) = bpow radix2 e / 2.
+Proof.
+  replace (e - 1)%Z with (e + -1)%Z by lia. rewrite bpow_plus.
+  replace (bpow radix2 (-1)) with (/ 2) by (simpl; rewrite IZR_Zpower_pos; simpl; field).
+  field.
+Qed.
+
+Lemma fr_smallest_normal (prec emin : Z) :
+  bpow radix2 (emin + prec - 1) = bpow radix2 emin / (2 * bpow radix2 (- prec)).
+Proof.
+  assert (Hu := bpow_gt_0 radix2 (- prec)).
+  assert (H : 2 * bpow radix2 (- prec) * bpow radix2 (emin + prec - 1) = bpow radix2 emin).
+  { rewrite Rmult_assoc, <- bpow_plus.
+    replace (- prec + (emin + prec - 1))%Z with (-1 + emin)%Z by lia.
+    rewrite bpow_plus. simpl (bpow radix2 (-1)). rewrite IZR_Zpower_pos. simpl. field. }
+  rewrite <- H. field. lra.
+Qed.
+
 (* -- a sum as any binary tree of rounded additions --------------------------------- *)
 
 Lemma fr_leaves_nonempty (t : sum_tree) : (1 <= length (leaves t))%nat.
@@ -244,4 +274,31 @@ Proof.
       with (1 - INR d * u) by (field; lra).
     assert (0 <= (INR d + 1) * (u * u)) by (apply Rmult_le_pos; [pose proof (pos_INR d); lra | nra]).
     nra.
+Qed.
+
+(* -- the hypotheses are satisfiable: the correctly rounded exp is accurate --------- *)
+
+Lemma fr_is_float_1 (prec emin : Z) : (1 < prec)%Z -> (emin <= 0)%Z -> is_float prec emin 1.
+Proof.
+  intros Hp He. pose proof (fr_prec_gt_0 prec Hp).
+  apply generic_format_FLT_1; assumption.
+Qed.
+
+(* fl ∘ exp: a relative error u/(1 + u) <= u, or an absolute one of half a subnormal. *)
+Lemma fr_correctly_rounded_exp (prec emin : Z) (choice : Z -> bool) :
+  (1 < prec)%Z -> (emin <= 0)%Z ->
+  exp_accurate prec emin (fun x => fl prec emin choice (exp x))
+    (bpow radix2 (- prec)) (bpow radix2 emin / 2).
+Proof.
+  intros Hp He. split.
+  - rewrite exp_0. apply fr_fl_float, fr_is_float_1; assumption.
+  - intros x _ _. split; [apply fr_is_float_fl, Hp |]. split.
+    + rewrite <- (fr_fl_0 prec emin choice). apply fr_fl_le; [exact Hp | apply Rlt_le, exp_pos].
+    + destruct (fr_round_error prec emin choice (exp x) Hp) as (eps & eta & Heps & Heta & H0 & ->).
+      assert (Hu := fr_u_bounds prec Hp).
+      assert (Hud := fr_u_div (bpow radix2 (- prec)) ltac:(lra)).
+      assert (Hex := exp_pos x).
+      apply Rabs_le_inv in Heps. apply Rabs_le_inv in Heta.
+      replace (exp x * (1 + eps) + eta - exp x) with (eps * exp x + eta) by ring.
+      apply Rabs_le. split; nra.
 Qed.
