@@ -44,8 +44,12 @@ def test_printed_statement_reads_back_as_the_claim(claim_id: str) -> None:
 
 
 def test_every_formalised_claim_is_printable() -> None:
+    # issue 20: T12's Coq statement is the Flocq theorem printed by coq_float, not its
+    # first-order sympy claim (test_coq_float.py)
+    from softmax_dispersion.theory.coq_float import FLOAT_CLAIM_IDS
+
     assert set(FORMALISED) >= {"T1", "T2", "T3", "T4", "T5", "T10", "T11"}
-    assert not set(FORMALISED) & UNPRINTABLE
+    assert not (set(FORMALISED) - set(FLOAT_CLAIM_IDS)) & UNPRINTABLE
 
 
 @pytest.mark.parametrize("claim_id", sorted(UNPRINTABLE))
