@@ -13,13 +13,13 @@ What is printed and what is hand-written
 
 * ``T12_gamma k u`` from :data:`~softmax_dispersion.theory.rounding_error.gamma_recursive`
   (``γ_k = k·u/(1 − k·u)``, its ``n − 1`` replaced by ``k``);
-* ``T12_max_shift_bound`` from
-  :data:`~softmax_dispersion.theory.rounding_error.softmax_rigorous_error_bound`, the
-  bound the theorem proves and the oracle's tolerance must cover;
+* ``T12_<key>_bound`` from the rigorous bounds of
+  :mod:`~softmax_dispersion.theory.rounding_error` (``softmax_rigorous_error_bound``,
+  ``softmax_reciprocal_rigorous_error_bound``, ``exp_log_softmax_rigorous_error_bound``),
+  the bounds the theorems prove and the oracle's tolerance must cover;
 * each theorem's side conditions on the numbers (``(n − 1)·u < 1``, the exp's absolute
   error small enough), from
-  :data:`~softmax_dispersion.theory.rounding_error.softmax_rigorous_conditions` and the
-  summation factor's domain.
+  formulations' ``*_rigorous_conditions`` and the summation factor's domain.
 
 Every printed expression is read back (:mod:`~softmax_dispersion.theory.coq_reader`'s
 parser) and compared with its sympy source before it is written.
@@ -32,8 +32,9 @@ summation tree ``sum_tree`` (any binary tree of additions over the computed term
 node rounded; ``tree_sum``, ``leaves``, ``tree_depth``), the exp hypothesis
 ``exp_accurate`` (the computed exp returns floats, ``exp_fl 0 = 1``, and
 ``|exp_fl x − e^x| <= exp_rel·e^x + exp_abs`` at every float ``x <= 0``: an explicit
-hypothesis, not an axiom), and the shape of each statement (the computation, its
-binders and the definitions of ``n``, ``u``, ``T``, the mean gap, ``p_i``).
+hypothesis, not an axiom), the same for the computed log (``log_accurate``, at floats
+``y >= 1``), and the shape of each statement (the computation, its binders and the
+definitions of ``n``, ``u``, ``T``, the mean gap, ``p_i``, ``ln T``).
 
 There is no overflow in Flocq's ``FLT`` model (its exponents are unbounded above); in
 the max-shifted softmax every intermediate result is at most ``n(1 + exp_rel +
@@ -46,8 +47,8 @@ Examples
 >>> text = float_statements(["T12"])
 >>> "Definition T12_statement : Prop" in text and "Inductive sum_tree" in text
 True
->>> [f.title for f in FORMULATIONS.values()]
-['max-shift then divide', 'max-shift then multiply by the rounded reciprocal of the sum']
+>>> [f.key for f in FORMULATIONS.values()]
+['max_shift', 'reciprocal', 'exp_log']
 """
 
 from __future__ import annotations
@@ -125,6 +126,12 @@ Definition exp_accurate (prec emin : Z) (exp_fl : R -> R) (exp_rel exp_abs : R) 
   forall x : R, is_float prec emin x -> x <= 0 ->
   is_float prec emin (exp_fl x) /\\ 0 <= exp_fl x /\\
   Rabs (exp_fl x - exp x) <= exp_rel * exp x + exp_abs.
+
+(* The accuracy of the computed log at every float y >= 1 (the log of a computed sum). *)
+Definition log_accurate (prec emin : Z) (log_fl : R -> R) (log_rel log_abs : R) : Prop :=
+  forall y : R, is_float prec emin y -> 1 <= y ->
+  is_float prec emin (log_fl y) /\\ 0 <= log_fl y /\\
+  Rabs (log_fl y - ln y) <= log_rel * ln y + log_abs.
 """
 """The hand-written floating-point model, written into ``Statements.v`` before the
 printed definitions (Flocq's ``Core`` is imported only from here on)."""
@@ -174,6 +181,12 @@ _RECIPROCAL_CONCLUSION = """\
   is_float prec emin p_hat /\\ 0 <= p_hat /\\
   Rabs (p_hat - p_i) <= {bound}."""
 
+_EXP_LOG_CONCLUSION = """\
+  let p_hat := exp_fl (fl prec emin choice
+    (fl prec emin choice (e_i - e_max) - log_fl (tree_sum prec emin choice t))) in
+  is_float prec emin p_hat /\\ 0 <= p_hat /\\
+  Rabs (p_hat - p_i) <= {bound}."""
+
 BINARY_FORMATS: dict[str, tuple[int, int]] = {"binary64": (53, -1074), "binary32": (24, -149)}
 """The instances stated in Coq: ``(prec, emin)`` of each IEEE 754 format, in Flocq's
 convention (``emin`` the exponent of the smallest subnormal, ``2**emin``)."""
@@ -202,6 +215,9 @@ class Formulation:
     computation
         The hand-written conclusion: the computed value ``p_hat`` and what is proved of
         it, with ``{bound}`` where the printed bound goes.
+    functions, reals, hypotheses, definitions
+        Hand-written binders and hypotheses of this formulation beyond the common ones
+        (the computed log and its accuracy, for the log-softmax forms).
     """
 
     key: str
@@ -209,6 +225,10 @@ class Formulation:
     bound: Formula
     conditions: tuple[sp.Basic, ...]
     computation: str
+    functions: tuple[tuple[str, str], ...] = ()
+    reals: str = ""
+    hypotheses: tuple[str, ...] = ()
+    definitions: tuple[str, ...] = ()
 
 
 def _max_shift() -> Formulation:
@@ -241,7 +261,34 @@ def _reciprocal() -> Formulation:
     )
 
 
-FORMULATIONS: dict[str, Formulation] = {"max_shift": _max_shift(), "reciprocal": _reciprocal()}
+def _exp_log() -> Formulation:
+    from softmax_dispersion.theory.rounding_error import (
+        exp_log_softmax_rigorous_conditions,
+        exp_log_softmax_rigorous_error_bound,
+    )
+
+    return Formulation(
+        key="exp_log",
+        title="exp of the max-shifted log-softmax",
+        bound=exp_log_softmax_rigorous_error_bound,
+        conditions=exp_log_softmax_rigorous_conditions,
+        computation=_EXP_LOG_CONCLUSION,
+        functions=(("log_fl", "R -> R"),),
+        reals="log_rel log_abs log_sum",
+        hypotheses=(
+            "log_accurate prec emin log_fl log_rel log_abs",
+            "0 <= log_rel",
+            "0 <= log_abs",
+        ),
+        definitions=("log_sum = ln T",),
+    )
+
+
+FORMULATIONS: dict[str, Formulation] = {
+    "max_shift": _max_shift(),
+    "reciprocal": _reciprocal(),
+    "exp_log": _exp_log(),
+}
 """The formulations with a Coq theorem, by key (a test swaps one for a false sibling)."""
 
 _k = sp.Symbol("k", real=True)
@@ -333,13 +380,15 @@ def _parts(formulation: Formulation, *, depth: bool) -> tuple[str, list[str], st
     gamma_text = f"(T12_gamma {printer._wrap(printer._expr(k_value), 0)} u)"
     arguments = [gamma_text if a.name == "gamma" else names[a] for a in bound.args]
     application = f"T12_{formulation.key}_bound {' '.join(arguments)}"
-    binders = [*_BINDERS, *([_DEPTH_BINDER] if depth else [])]
-    reals = _REALS + (" depth" if depth else "")
+    binders = [*_BINDERS, *formulation.functions, *([_DEPTH_BINDER] if depth else [])]
+    reals = " ".join(r for r in (_REALS, formulation.reals, "depth" if depth else "") if r)
     binder_text = " ".join(f"({names_} : {kind})" for names_, kind in binders)
     hypotheses = [
         *_HYPOTHESES,
+        *formulation.hypotheses,
         *(_DEPTH_HYPOTHESES if depth else ()),
         *_DEFINITIONS,
+        *formulation.definitions,
         *(printed_relation(names, c) for c in conditions),
     ]
     return f"{binder_text}\n    ({reals} : R)", hypotheses, application
@@ -424,8 +473,8 @@ def coverage(claim_id: str) -> str:
 
     Examples
     --------
-    >>> coverage("T12").split(": ")[1].split("; ")
-    ['max-shift then divide', 'max-shift then multiply by the rounded reciprocal of the sum']
+    >>> coverage("T12").split(": ")[1].split("; ")[0]
+    'max-shift then divide'
     >>> coverage("T1")
     ''
     """

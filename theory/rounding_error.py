@@ -145,6 +145,8 @@ __all__ = [
     "T12",
     "exp_lae_relative_error_bound",
     "exp_log_softmax_relative_error_bound",
+    "exp_log_softmax_rigorous_conditions",
+    "exp_log_softmax_rigorous_error_bound",
     "exp_lse_relative_error_bound",
     "gamma_pairwise",
     "gamma_recursive",
@@ -769,6 +771,110 @@ Examples
 >>> at[gamma] = gamma_recursive(n=1000, u=at[u])
 >>> [bool(c.xreplace(at)) for c in softmax_reciprocal_rigorous_conditions]
 [True, True, True]
+"""
+
+log_rel = sp.Symbol("log_rel", real=True)
+"""The relative part of the computed log's error: ``|loĝ(y) − ln y| <= log_rel·ln y + log_abs``."""
+log_abs = sp.Symbol("log_abs", real=True)
+"""The absolute part of the computed log's error (at results near 0, ``y`` near 1)."""
+
+_sum_factor = 1 + gamma
+_tilt = sp.exp(u * mean_gap)
+_sum_high = (1 + exp_rel) * _tilt * sp.exp(4 * n * u**2 / (1 - u) ** 2) + n * exp_abs
+_sum_low = 1 - exp_rel - n * exp_abs * _tilt
+_log_sum_error = sp.Max(sp.log(_sum_factor * _sum_high), sp.log(_sum_factor * _tilt / _sum_low))
+"""A bound on ``|ln Ŝ − ln T|``: the computed sum lies in ``[T·low/(e^{uḡ}(1+γ)), T(1+γ)·high]``."""
+
+exp_log_softmax_rigorous_error_bound = formula(
+    "exp_log_softmax_rigorous_error_bound",
+    p_exact
+    * (
+        (1 + exp_rel)
+        * sp.exp(
+            u * (2 + u) * gap_i
+            + _log_sum_error
+            + (log_rel + u * (1 + log_rel)) * (log_sum + _log_sum_error)
+            + (1 + u) * log_abs
+        )
+        - 1
+    )
+    + exp_abs,
+    (p_exact, gap_i, mean_gap, log_sum, n, u, exp_rel, exp_abs, log_rel, log_abs, gamma),
+    "T12, rigorous (proved in Coq with Flocq): |p̂_i − p_i| for softmax as the exp of the "
+    "max-shifted log-softmax, exp̂(fl(fl(e_i − e_max) − loĝ(fl(Σ)))): "
+    "p_i·((1+exp_rel)·exp(D) − 1) + exp_abs, D = u(2+u)·gap_i + M + (log_rel + u(1+log_rel))"
+    "·(log_sum + M) + (1+u)·log_abs, M the bound on |ln Ŝ − ln T|",
+)
+"""T12's rigorous bound for ``p̂_i = exp̂(ℓ̂_i)``, ``ℓ̂_i = fl(fl(e_i − e_max) − loĝ(Ŝ))``.
+
+Softmax as the exp of the max-shifted log-softmax, proved in Coq (``T12_exp_log`` in
+``theory/coq/T12.v``) in any binary format with round to nearest and any summation tree;
+the computed exp and log are hypotheses (relative plus absolute errors).
+
+Parameters
+----------
+p_i, gap_i, mean_gap, n, u, exp_rel, exp_abs, gamma
+    As for :data:`softmax_rigorous_error_bound`.
+log_sum
+    ``ln T = ln Σ_j exp(e_j − e_max) >= 0`` (``= −ln max_j p_j``).
+log_rel, log_abs
+    The computed log's error at every float ``y >= 1``:
+    ``|loĝ(y) − ln y| <= log_rel·ln y + log_abs`` (a ``k``-ulp log: ``2ku`` and
+    ``k·2**emin``), and ``loĝ(y) >= 0``.
+
+Notes
+-----
+The computed exponent misses ``ln p_i = (e_i − e_max) − ln T`` by at most
+
+.. math:: D = u(2+u)\\,g_i + M + \\bigl(\\lambda + u(1+\\lambda)\\bigr)(L + M) + (1+u)\\,\\mu
+
+with ``L = log_sum``, ``λ = log_rel``, ``μ = log_abs`` and
+``M = max(ln((1+γ)·high), ln((1+γ)·e^{uḡ}/low))`` the bound on ``|ln Ŝ − ln T|`` from the
+same analysis of the sum as :data:`softmax_rigorous_error_bound` (``high =
+(1+ε)e^{uḡ + 4nu²/(1−u)²} + nη``, ``low = 1 − ε − nη·e^{uḡ}``): the rounded shift of the
+entry, the rounded sum and its computed log, and the final subtraction's rounding
+``u·|ℓ̂|``.  An exponent off by ``D`` gives a relative error ``e^D − 1``, and the final exp
+adds its own.  To first order the relative part is
+:data:`exp_log_softmax_relative_error_bound`'s but for ``M``, whose first-order part is
+``γ + uḡ + ε`` (the larger of the sum's two sides).
+
+Examples
+--------
+Float64, 2-ulp exp and log (``exp_rel = log_rel = 4u``), four logits in any order, an
+entry 1 below the maximum with ``p_i = 1/4``, a mean gap and a log-sum of 1: the bound is
+19 units of ``u·p_i`` (first order: ``2u·g_i`` for the shift and the subtraction,
+``γ_3 + uḡ + 4u`` for the sum, ``(4u + u)·L`` for the log and the subtraction, ``4u``
+for the final exp):
+
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import (
+...     exp_log_softmax_rigorous_error_bound, gamma_recursive)
+>>> u = sp.Rational(1, 2**53)
+>>> bound = exp_log_softmax_rigorous_error_bound(p_i=sp.Rational(1, 4), gap_i=1, mean_gap=1,
+...     log_sum=1, n=4, u=u, exp_rel=4 * u, exp_abs=0, log_rel=4 * u, log_abs=0,
+...     gamma=gamma_recursive(n=4, u=u))
+>>> round(float(bound * 4 / u), 6)
+19.0
+"""
+
+exp_log_softmax_rigorous_conditions = (sp.Lt(n * exp_abs * sp.exp(u * mean_gap), 1 - exp_rel),)
+"""The side condition of :data:`exp_log_softmax_rigorous_error_bound` (besides ``d·u < 1``).
+
+Notes
+-----
+The computed sum stays positive, as for :data:`softmax_rigorous_conditions`; the log's
+argument is the computed sum, at least ``exp̂(0) = 1``.
+
+Examples
+--------
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import (
+...     exp_abs, exp_log_softmax_rigorous_conditions, exp_rel, mean_gap, u)
+>>> from softmax_dispersion.theory.symbols import n
+>>> at = {n: 10, u: sp.Rational(1, 2**53), exp_rel: sp.Rational(4, 2**53),
+...     exp_abs: sp.Rational(2, 2**1074), mean_gap: 5}
+>>> [bool(c.xreplace(at)) for c in exp_log_softmax_rigorous_conditions]
+[True]
 """
 
 # --- the model: symbols and computed quantities ----------------------------------------

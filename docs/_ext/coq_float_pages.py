@@ -16,6 +16,7 @@ import sympy as sp
 _FIRST_ORDER = {
     "max_shift": "softmax_relative_error_bound",
     "reciprocal": "softmax_reciprocal_relative_error_bound",
+    "exp_log": "exp_log_softmax_relative_error_bound",
 }
 """Each formulation's first-order bound in T12's sympy claim."""
 
@@ -88,7 +89,9 @@ def float_fragment() -> str:
             "```",
             "",
         ]
-    formats = ", ".join(f"{name} (`prec = {p}`, `emin = {e}`)" for name, (p, e) in BINARY_FORMATS.items())
+    formats = ", ".join(
+        f"{name} (`prec = {p}`, `emin = {e}`)" for name, (p, e) in BINARY_FORMATS.items()
+    )
     lines += [
         "### The instances and the whole statement",
         "",

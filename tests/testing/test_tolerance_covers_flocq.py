@@ -40,6 +40,8 @@ from softmax_dispersion.numerics.rounding import FORMATS
 from softmax_dispersion.testing.tolerance import Tolerance, allowed_error
 from softmax_dispersion.theory.formulas import Formula
 from softmax_dispersion.theory.rounding_error import (
+    exp_log_softmax_rigorous_conditions,
+    exp_log_softmax_rigorous_error_bound,
     gamma_recursive,
     softmax_reciprocal_rigorous_conditions,
     softmax_reciprocal_rigorous_error_bound,
@@ -59,9 +61,15 @@ THEOREMS: dict[str, tuple[Formula, tuple[object, ...], bool]] = {
         softmax_reciprocal_rigorous_conditions,
         False,
     ),
+    "T12_exp_log": (
+        exp_log_softmax_rigorous_error_bound,
+        exp_log_softmax_rigorous_conditions,
+        False,
+    ),
 }
-"""The Coq theorems whose admitted outputs every allowance must pass (the default and the
-pairwise model both cover the divide and the reciprocal forms)."""
+"""The Coq theorems whose admitted outputs an allowance must pass: the default model
+covers all three formulations, the pairwise model the max-shifted two."""
+PAIRWISE = ("T12_max_shift (divide)", "T12_reciprocal")
 
 
 @dataclass(frozen=True)
@@ -120,11 +128,13 @@ def row_coverage(
     exp_ulps: float | None = None,
     depth: int | None = None,
     lowered_by: float = 0.0,
+    theorems: tuple[str, ...] = tuple(THEOREMS),
 ) -> Coverage:
     """Compare the oracle's allowance with the worst output T12's theorems admit.
 
-    Both theorems (:data:`THEOREMS`) are applied with an exp of ``exp_ulps`` ulps (the
-    tolerance's own by default) and any summation order (``γ_{n−1}``), or a summation
+    The ``theorems`` (of :data:`THEOREMS`) are applied with an exp of ``exp_ulps`` ulps
+    and a log of the tolerance's ``log_ulps`` ulps (the tolerance's own by default) and
+    any summation order (``γ_{n−1}``), or a summation
     tree of ``depth`` (``γ_depth``, the ``_depth`` theorems); ``tolerance`` and
     ``lowered_by`` (smallest subnormals taken off every allowance) plant weaker
     allowances for the tests that must see the check fail.
@@ -147,19 +157,24 @@ def row_coverage(
         total = sum(terms[1:], terms[0])
         weights = [t / total for t in terms]
         mean_gap = sum((w * bk.number(g) for w, g in zip(weights, gaps, strict=True)), bk.number(0))
+        k_log = Fraction(tol.log_ulps)
         values = {
             "mean_gap": mean_gap,
+            "log_sum": bk.log(total),
             "n": n,
             "u": u,
             "exp_rel": 2 * k * u,
             "exp_abs": k * tiny,
+            "log_rel": 2 * k_log * u,
+            "log_abs": k_log * tiny,
             "tiny": tiny,
         }
         summed = n - 1 if depth is None else depth
         assert summed * u < 1
         values["gamma"] = Fraction(str(gamma_recursive(n=summed + 1, u=u)))  # γ_{(d+1)−1}
         # each theorem's side conditions hold (else it says nothing about this row)
-        for _, conditions, _ in THEOREMS.values():
+        chosen = [THEOREMS[name] for name in theorems]
+        for _, conditions, _ in chosen:
             for condition in conditions:
                 assert isinstance(condition, sp.Rel)
                 left = ball_value(condition.lhs, bk, **_names(condition.lhs, values))
@@ -173,8 +188,11 @@ def row_coverage(
         for index, (p, g) in enumerate(zip(weights, gaps, strict=True)):
             if g not in ends:
                 highs, lows = [], []
-                for bound_formula, _, at_most_one in THEOREMS.values():
-                    bound = ball_value(bound_formula, bk, p_i=p, gap_i=g, **values)
+                for bound_formula, _, at_most_one in chosen:
+                    at = {**values, "p_i": p, "gap_i": g}
+                    bound = ball_value(
+                        bound_formula, bk, **{a.name: at[a.name] for a in bound_formula.args}
+                    )
                     high = _dyadic(bk.endpoints(p + bound)[1])
                     highs.append(min(high, Fraction(1)) if at_most_one else high)
                     lows.append(max(_dyadic(bk.endpoints(p - bound)[0]), Fraction(0)))
@@ -283,7 +301,11 @@ def test_pairwise_allowance_covers_the_flocq_bound_for_balanced_trees() -> None:
     failures, tightest = [], (math.inf, "")
     for dtype, name, row in _cases():
         found = row_coverage(
-            row, dtype, tolerance=Tolerance(model="pairwise"), depth=_pairwise_depth(row.size)
+            row,
+            dtype,
+            tolerance=Tolerance(model="pairwise"),
+            depth=_pairwise_depth(row.size),
+            theorems=PAIRWISE,
         )
         if found.allowance < found.worst:
             failures.append(f"{dtype} {name} [{found.index}]")
@@ -298,9 +320,14 @@ def test_an_allowance_for_a_better_exp_than_the_theorem_assumes_is_refused() -> 
     row = _row("float32", "normal σ=1.0 n=137")
     pairwise = Tolerance(model="pairwise")
     depth = _pairwise_depth(row.size)
-    good = row_coverage(row, "float32", tolerance=pairwise, depth=depth)
+    good = row_coverage(row, "float32", tolerance=pairwise, depth=depth, theorems=PAIRWISE)
     assert good.allowance >= good.worst
     planted = row_coverage(
-        row, "float32", tolerance=Tolerance(model="pairwise", exp_ulps=0.5), exp_ulps=2, depth=depth
+        row,
+        "float32",
+        tolerance=Tolerance(model="pairwise", exp_ulps=0.5),
+        exp_ulps=2,
+        depth=depth,
+        theorems=PAIRWISE,
     )
     assert planted.allowance < planted.worst

@@ -40,10 +40,13 @@ from softmax_dispersion.theory.coq_proofs import (
 from softmax_dispersion.theory.formulas import Formula
 from softmax_dispersion.theory.rounding_error import (
     exp_abs,
+    exp_log_softmax_relative_error_bound,
+    exp_log_softmax_rigorous_error_bound,
     exp_rel,
     gamma,
     gamma_recursive,
     gap_i,
+    log_rel,
     mean_gap,
     p_exact,
     softmax_reciprocal_relative_error_bound,
@@ -156,6 +159,38 @@ def test_the_proved_bounds_are_t12s_first_order_bounds_to_first_order(
     assert sp.expand(_first_order(rigorous) - expected.xreplace({gap_i: 0})) != 0
 
 
+def test_exp_of_the_log_softmax_is_t12s_first_order_bound_to_first_order() -> None:
+    # Its bound takes the larger of the sum's two sides (a Max, tied to first order), so
+    # compare numbers: the rigorous relative part over the first-order one is 1 + O(u).
+    u_value = sp.Rational(1, 2**53)
+    for gap, mean, log_s, size in ((0, 0, 0, 1), (3, 1, 2, 10), (40, 5, 3, 1000)):
+        gamma_value = gamma_recursive(n=size, u=u_value)
+        rigorous = exp_log_softmax_rigorous_error_bound(
+            p_i=1,
+            gap_i=gap,
+            mean_gap=mean,
+            log_sum=log_s,
+            n=size,
+            u=u_value,
+            exp_rel=4 * u_value,
+            exp_abs=0,
+            log_rel=4 * u_value,
+            log_abs=0,
+            gamma=gamma_value,
+        )
+        first = exp_log_softmax_relative_error_bound(
+            gap_i=gap,
+            mean_gap=mean,
+            log_sum=log_s,
+            u=u_value,
+            exp_ulps=2,
+            log_ulps=2,
+            gamma=gamma_value,
+            arg_error=u_value,
+        )
+        assert abs(float(rigorous / first) - 1) < 1e-12
+
+
 def test_the_statement_defines_the_mean_gap_with_the_exact_weights() -> None:
     # The printed statement defines the mean gap with the exact weights p_j, as the
     # oracle's tolerance computes it (Σ p_j g_j).
@@ -229,6 +264,9 @@ SIBLINGS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     ),
     "T12: reciprocal with one rounding of the two": lambda mp: mp.setitem(
         FORMULATIONS, "reciprocal", _bound_changed("reciprocal", _one_reciprocal_rounding)
+    ),
+    "T12: exp of the log-softmax without the log's relative error": lambda mp: mp.setitem(
+        FORMULATIONS, "exp_log", _bound_changed("exp_log", lambda e: e.xreplace({log_rel: 0}))
     ),
     "T12: any order with γ_{n−2} instead of γ_{n−1}": lambda mp: mp.setattr(
         coq_float, "ANY_ORDER_DEPTH", n - 2

@@ -169,7 +169,9 @@ Lemma t12_quotient (prec emin : Z) (choice : Z -> bool) (exp_fl : R -> R) (es : 
   exists K1 K2, 0 <= K1 /\ 0 < K2 /\ z <= p * K1 + exp_abs /\ p * K2 - exp_abs <= z /\
   (1 + u) * K1 <= R1 /\ (1 + u) / K2 <= R1 /\ 0 <= z <= 1 /\ 0 <= p /\
   1 <= S /\ S <= G * (nn * (1 + exp_rel + exp_abs)) /\ is_float prec emin S /\
-  is_float prec emin (exp_fl (fl prec emin choice (ei - m))) /\ is_float prec emin 1.
+  is_float prec emin (exp_fl (fl prec emin choice (ei - m))) /\ is_float prec emin 1 /\
+  T * (1 - exp_rel - nn * exp_abs * exp (u * gbar)) / (exp (u * gbar) * G) <= S /\
+  S <= G * T * ((1 + exp_rel) * exp (u * gbar) * exp (4 * nn * u ^ 2 / (1 - u) ^ 2) + nn * exp_abs).
 Proof.
   intros Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hdepth HT Hg Hdu HnE u nn G p S0 z0 R0.
   fold u in Hdu, HnE. fold nn in HnE.
@@ -263,27 +265,29 @@ Proof.
   assert (HX1 : 0 < X1) by (unfold X1; lra).
   assert (HBinv : exp (- (u * gbar)) = / B) by (unfold B; rewrite exp_Ropp; reflexivity).
   assert (HAinv : exp (- (u * (m - ei))) = / A) by (unfold A; rewrite exp_Ropp; reflexivity).
+  (* the computed sum against T: S >= T X1 / (B G) *)
+  assert (HSlo2 : T * X1 / (B * G) <= S).
+  { apply Rle_trans with (Y / G); [| exact HS_lo].
+    rewrite HBinv in HYlo.
+    assert (Hx : T * X1 / B <= (1 - exp_rel) * (T * / B) - nn * exp_abs).
+    { unfold X1. apply (Rmult_le_reg_r B); [lra |]. unfold Rdiv.
+      replace (T * (1 - exp_rel - nn * exp_abs * B) * / B * B) with (T * (1 - exp_rel - nn * exp_abs * B))
+        by (field; lra).
+      replace (((1 - exp_rel) * (T * / B) - nn * exp_abs) * B) with ((1 - exp_rel) * T - nn * exp_abs * B)
+        by (field; lra).
+      assert (0 <= nn * exp_abs * B) by (apply Rmult_le_pos; [apply Rmult_le_pos |]; lra).
+      assert (nn * exp_abs * B <= T * (nn * exp_abs * B))
+        by (rewrite <- (Rmult_1_l (nn * exp_abs * B)) at 1; apply Rmult_le_compat_r; lra).
+      lra. }
+    assert (Hx' := Rmult_le_compat_r (/ G) _ _ (Rlt_le _ _ (Rinv_0_lt_compat G ltac:(lra)))
+                     (Rle_trans _ _ _ Hx HYlo)).
+    replace (T * X1 / (B * G)) with (T * X1 / B / G) by (field; lra).
+    exact Hx'. }
   (* upper: z <= p K1 + E *)
   set (K1 := (1 + exp_rel) * G * A * B / X1).
   assert (Hzhi : z <= p * K1 + exp_abs).
   { apply (t12_upper p T A B G X1 exp_rel exp_abs S (y ei)); try lra.
-    - apply Rle_trans with (Y / G); [| exact HS_lo].
-      rewrite HBinv in HYlo.
-      assert (Hx : T * X1 / B <= (1 - exp_rel) * (T * / B) - nn * exp_abs).
-      { unfold X1. apply (Rmult_le_reg_r B); [lra |]. unfold Rdiv.
-        replace (T * (1 - exp_rel - nn * exp_abs * B) * / B * B) with (T * (1 - exp_rel - nn * exp_abs * B))
-          by (field; lra).
-        replace (((1 - exp_rel) * (T * / B) - nn * exp_abs) * B) with ((1 - exp_rel) * T - nn * exp_abs * B)
-          by (field; lra).
-        assert (0 <= nn * exp_abs * B) by (apply Rmult_le_pos; [apply Rmult_le_pos |]; lra).
-        assert (nn * exp_abs * B <= T * (nn * exp_abs * B))
-          by (rewrite <- (Rmult_1_l (nn * exp_abs * B)) at 1; apply Rmult_le_compat_r; lra).
-        lra. }
-      assert (Hx' := Rmult_le_compat_r (/ G) _ _ (Rlt_le _ _ (Rinv_0_lt_compat G ltac:(lra)))
-                       (Rle_trans _ _ _ Hx HYlo)).
-      replace (T * X1 / (B * G)) with (T * X1 / B / G) by (field; lra).
-      exact Hx'.
-    - rewrite <- HeiT. rewrite <- Rmult_assoc in Hyihi. exact Hyihi. }
+    rewrite <- HeiT. rewrite <- Rmult_assoc in Hyihi. exact Hyihi. }
   (* lower: z >= p K2 − E *)
   set (W := (1 + exp_rel) * B * C + nn * exp_abs).
   assert (HBC : 1 <= B * C) by (replace 1 with (1 * 1) by ring; apply Rmult_le_compat; lra).
@@ -291,17 +295,19 @@ Proof.
   assert (HW : 0 < W).
   { assert (0 < (1 + exp_rel) * (B * C)) by (apply Rmult_lt_0_compat; lra).
     unfold W. rewrite Rmult_assoc. lra. }
+  (* the computed sum against T: S <= G T W *)
+  assert (HShi2 : S <= G * T * W).
+  { apply Rle_trans with (G * Y); [exact HS_hi |].
+    replace (G * T * W) with (G * (T * W)) by ring. apply Rmult_le_compat_l; [lra |].
+    rewrite exp_plus in HYhi. fold B C in HYhi.
+    assert (nn * exp_abs <= T * (nn * exp_abs))
+      by (rewrite <- (Rmult_1_l (nn * exp_abs)) at 1; apply Rmult_le_compat_r;
+          [apply Rmult_le_pos |]; lra).
+    unfold W. nra. }
   set (K2 := (1 - exp_rel) / (G * A * W)).
   assert (Hzlo : p * K2 - exp_abs <= z).
   { apply (t12_lower p T A G W exp_rel exp_abs S (y ei)); try lra.
-    - apply Rle_trans with (G * Y); [exact HS_hi |].
-      replace (G * T * W) with (G * (T * W)) by ring. apply Rmult_le_compat_l; [lra |].
-      rewrite exp_plus in HYhi. fold B C in HYhi.
-      assert (nn * exp_abs <= T * (nn * exp_abs))
-        by (rewrite <- (Rmult_1_l (nn * exp_abs)) at 1; apply Rmult_le_compat_r;
-            [apply Rmult_le_pos |]; lra).
-      unfold W. nra.
-    - rewrite <- HeiT. rewrite HAinv in Hyilo. unfold Rdiv. lra. }
+    rewrite <- HeiT. rewrite HAinv in Hyilo. unfold Rdiv. lra. }
   (* the ratios against the printed factor R1 *)
   set (R1 := (1 + u) * G * (A * B * C) * (1 + exp_rel + nn * exp_abs) / X1).
   pose proof HnE0 as HnEpos.
@@ -346,7 +352,12 @@ Proof.
     by (apply Rle_trans with (G * Y); [exact HS_hi | apply Rmult_le_compat_l; lra]).
   assert (HSf : is_float prec emin S) by (apply fr_tree_sum_float; assumption).
   assert (H1f : is_float prec emin 1) by (rewrite <- Hym; apply Hterm, Hm).
-  exists K1, K2. repeat split; assumption.
+  exists K1, K2.
+  split; [exact HK1pos |]. split; [exact HK2pos |]. split; [exact Hzhi |].
+  split; [exact Hzlo |]. split; [exact HK1 |]. split; [exact HK2 |].
+  split; [exact (conj Hz0 Hz1) |]. split; [exact Hp0 |]. split; [exact HS1 |].
+  split; [exact HSn |]. split; [exact HSf |]. split; [exact Hyif |]. split; [exact H1f |].
+  split; [exact HSlo2 | exact HShi2].
 Qed.
 
 Lemma t12_core (prec emin : Z) (choice : Z -> bool) (exp_fl : R -> R) (es : list R)
@@ -377,7 +388,7 @@ Proof.
   intros Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hdepth HT Hg Hdu HnE HuE u nn G p p_hat.
   destruct (t12_quotient prec emin choice exp_fl es m ei t d exp_rel exp_abs T gbar
     Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hdepth HT Hg Hdu HnE)
-    as (K1 & K2 & HK1 & HK2 & Hzhi & Hzlo & HR1 & HR2 & Hz & Hp0 & HS1 & _ & _ & _ & H1f).
+    as (K1 & K2 & HK1 & HK2 & Hzhi & Hzlo & HR1 & HR2 & Hz & Hp0 & HS1 & _ & _ & _ & H1f & _ & _).
   fold u nn G p in HK1, HK2, Hzhi, Hzlo, HR1, HR2, Hz, Hp0.
   set (z := exp_fl (fl prec emin choice (ei - m)) / tree_sum prec emin choice t) in *.
   assert (Hu := fr_u_bounds prec Hp). fold u in Hu.
@@ -423,7 +434,7 @@ Proof.
   intros Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hdepth HT Hg Hdu HnE HuE u nn G Hnorm p p_hat.
   destruct (t12_quotient prec emin choice exp_fl es m ei t d exp_rel exp_abs T gbar
     Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hdepth HT Hg Hdu HnE)
-    as (K1 & K2 & HK1 & HK2 & Hzhi & Hzlo & HR1 & HR2 & Hz & Hp0 & HS1 & HSn & _ & _ & _).
+    as (K1 & K2 & HK1 & HK2 & Hzhi & Hzlo & HR1 & HR2 & Hz & Hp0 & HS1 & HSn & _ & _ & _ & _ & _).
   fold u nn G p in HK1, HK2, Hzhi, Hzlo, HR1, HR2, Hz, Hp0, HSn.
   set (R1 := (1 + u) * G * (exp (u * (m - ei)) * exp (u * gbar) *
       exp (4 * nn * u ^ 2 / (1 - u) ^ 2)) * (1 + exp_rel + nn * exp_abs)
@@ -480,6 +491,154 @@ Proof.
     assert (HuE' : 2 * u * ((1 + u) * exp_abs) <= s) by lra.
     exact (t12_round z' p ((1 + u) * K1) (K2 / (1 + u)) ((1 + u) * R1) ((1 + u) * exp_abs)
       u s eps eta Hz'0 Hp0 HK1' HK2' HE' ltac:(lra) Hz'hi Hz'lo HR1' HR2' Heps Heta H0 HuE').
+Qed.
+
+(* Exp of the max-shifted log-softmax: p_hat = exp_fl(fl(fl(e_i − m) − log_fl(S))).  The
+   exponent misses ln p_i = (e_i − m) − ln T by at most D; M bounds |ln S − ln T|. *)
+Lemma t12_exp_log_core (prec emin : Z) (choice : Z -> bool) (exp_fl log_fl : R -> R)
+  (es : list R) (m ei : R) (t : sum_tree) (d : nat) (exp_rel exp_abs log_rel log_abs T gbar M : R) :
+  (1 < prec)%Z ->
+  (forall e, In e es -> is_float prec emin e) ->
+  In m es -> (forall e, In e es -> e <= m) -> In ei es ->
+  exp_accurate prec emin exp_fl exp_rel exp_abs -> 0 <= exp_rel -> 0 <= exp_abs ->
+  Permutation (leaves t) (map (fun e => exp_fl (fl prec emin choice (e - m))) es) ->
+  log_accurate prec emin log_fl log_rel log_abs -> 0 <= log_rel -> 0 <= log_abs ->
+  (tree_depth t <= d)%nat ->
+  T = fold_right Rplus 0 (map (fun e => exp (e - m)) es) ->
+  gbar = fold_right Rplus 0 (map (fun e => exp (e - m) / T * (m - e)) es) ->
+  INR d * bpow radix2 (- prec) < 1 ->
+  INR (length es) * exp_abs * exp (bpow radix2 (- prec) * gbar) < 1 - exp_rel ->
+  let u := bpow radix2 (- prec) in
+  let nn := INR (length es) in
+  let G := 1 + INR d * u / (1 - INR d * u) in
+  let B := exp (u * gbar) in
+  let W := (1 + exp_rel) * B * exp (4 * nn * u ^ 2 / (1 - u) ^ 2) + nn * exp_abs in
+  let X1 := 1 - exp_rel - nn * exp_abs * B in
+  ln (G * B / X1) <= M -> ln (G * W) <= M ->
+  let p := exp (ei - m) / T in
+  let p_hat := exp_fl (fl prec emin choice
+    (fl prec emin choice (ei - m) - log_fl (tree_sum prec emin choice t))) in
+  is_float prec emin p_hat /\ 0 <= p_hat /\
+  Rabs (p_hat - p) <=
+    p * ((1 + exp_rel) * exp (u * (2 + u) * (m - ei) + M + (log_rel + u * (1 + log_rel))
+      * (ln T + M) + (1 + u) * log_abs) - 1) + exp_abs.
+Proof.
+  intros Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hlog Hlr Hla Hdepth HT Hg Hdu HnE
+    u nn G B W X1 HMa HMb p p_hat.
+  destruct (t12_quotient prec emin choice exp_fl es m ei t d exp_rel exp_abs T gbar
+    Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hdepth HT Hg Hdu HnE)
+    as (K1 & K2 & _ & _ & _ & _ & _ & _ & _ & Hp0 & HS1 & _ & HSf & _ & _ & HSlo & HShi).
+  fold u nn G in Hp0, HSlo, HShi. fold B in HSlo, HShi. fold W in HShi. fold X1 in HSlo.
+  fold p in Hp0.
+  set (S := tree_sum prec emin choice t) in *.
+  assert (Hu := fr_u_bounds prec Hp). fold u in Hu.
+  assert (HT1 : 1 <= T) by (rewrite HT; apply fs_shifted_sum_ge_1, Hm).
+  assert (Hnn : 0 <= nn) by apply pos_INR.
+  assert (HB : 1 <= B).
+  { unfold B. apply fs_exp_ge_1. apply Rmult_le_pos; [lra |].
+    rewrite Hg. apply fs_sum_nonneg. intros e He. assert (Hle := Hmax e He).
+    apply Rmult_le_pos; [apply Rmult_le_pos; [apply Rlt_le, exp_pos | apply Rlt_le, Rinv_0_lt_compat; lra] | lra]. }
+  assert (HX1 : 0 < X1) by (unfold X1; fold u nn B in HnE; lra).
+  assert (HG1 : 1 <= G).
+  { unfold G. assert (0 <= INR d * u / (1 - INR d * u)).
+    { apply Rmult_le_pos; [apply Rmult_le_pos; [apply pos_INR | lra] |].
+      apply Rlt_le, Rinv_0_lt_compat; fold u in Hdu; lra. }
+    lra. }
+  assert (HC : 1 <= exp (4 * nn * u ^ 2 / (1 - u) ^ 2)).
+  { apply fs_exp_ge_1. apply Rmult_le_pos; [apply Rmult_le_pos; [lra | apply pow_le; lra] |].
+    apply Rlt_le, Rinv_0_lt_compat, pow_lt; lra. }
+  assert (HW : 0 < W).
+  { unfold W. assert (0 <= nn * exp_abs) by (apply Rmult_le_pos; lra).
+    assert (1 <= (1 + exp_rel) * B) by nra.
+    assert (1 <= (1 + exp_rel) * B * exp (4 * nn * u ^ 2 / (1 - u) ^ 2)) by nra.
+    lra. }
+  (* |ln S − ln T| <= M, and ln T, ln S >= 0 *)
+  assert (HlnT : 0 <= ln T) by (rewrite <- ln_1; apply fs_ln_le; lra).
+  assert (HlnS : 0 <= ln S) by (rewrite <- ln_1; apply fs_ln_le; lra).
+  assert (HShi' : ln S <= ln T + M).
+  { apply Rle_trans with (ln (G * W * T)).
+    - apply fs_ln_le; [lra |]. lra.
+    - rewrite ln_mult by (try apply Rmult_lt_0_compat; lra). lra. }
+  assert (HSlo' : ln T - M <= ln S).
+  { apply Rle_trans with (ln (T / (G * B / X1))).
+    - unfold Rdiv at 1. rewrite ln_mult, ln_Rinv.
+      + lra.
+      + apply Rdiv_lt_0_compat; [apply Rmult_lt_0_compat |]; lra.
+      + lra.
+      + apply Rinv_0_lt_compat, Rdiv_lt_0_compat; [apply Rmult_lt_0_compat |]; lra.
+    - apply fs_ln_le.
+      + apply Rdiv_lt_0_compat; [lra | apply Rdiv_lt_0_compat; [apply Rmult_lt_0_compat |]; lra].
+      + replace (T / (G * B / X1)) with (T * X1 / (B * G)) by (field; lra). exact HSlo. }
+  (* the computed log of the computed sum *)
+  destruct (Hlog S HSf HS1) as (HLf & HL0 & HLerr).
+  set (L := log_fl S) in *.
+  apply Rabs_le_inv in HLerr.
+  (* the rounded shift and the rounded subtraction *)
+  assert (Hmf : is_float prec emin m) by (apply Hfl, Hm).
+  destruct (fr_minus_error prec emin choice ei m Hp (Hfl ei Hi) Hmf) as (dl & Hdl & Hx).
+  set (xh := fl prec emin choice (ei - m)) in *.
+  assert (Hxf : is_float prec emin xh) by (apply fr_is_float_fl, Hp).
+  assert (Hxle : xh <= 0).
+  { unfold xh. rewrite <- (fr_fl_0 prec emin choice). apply fr_fl_le; [exact Hp |].
+    assert (Hle := Hmax ei Hi). lra. }
+  destruct (fr_minus_error prec emin choice xh L Hp Hxf HLf) as (nu & Hnu & Hl).
+  set (lh := fl prec emin choice (xh - L)) in *.
+  assert (Hlf : is_float prec emin lh) by (apply fr_is_float_fl, Hp).
+  assert (Hlle : lh <= 0).
+  { unfold lh. rewrite <- (fr_fl_0 prec emin choice). apply fr_fl_le; [exact Hp | lra]. }
+  destruct Hexp as [_ Hexpx].
+  destruct (Hexpx lh Hlf Hlle) as (Hpf & Hp0' & Hperr).
+  fold u in Hdl, Hnu. apply Rabs_le_inv in Hdl. apply Rabs_le_inv in Hnu.
+  (* the exponent's error Δ = lh − ((ei − m) − ln T), |Δ| <= D *)
+  set (g := m - ei).
+  assert (Hg0 : 0 <= g) by (unfold g; assert (Hle := Hmax ei Hi); lra).
+  set (D := u * (2 + u) * g + M + (log_rel + u * (1 + log_rel)) * (ln T + M) + (1 + u) * log_abs).
+  assert (HDelta : Rabs (lh - (ei - m - ln T)) <= D).
+  { rewrite Hl, Hx.
+    replace (ei - m) with (- g) by (unfold g; ring).
+    (* the pieces, each from a product of two signed factors *)
+    assert (Ha1 : - (u * g) <= - g * dl <= u * g).
+    { assert (0 <= g * (u + dl)) by (apply Rmult_le_pos; lra).
+      assert (0 <= g * (u - dl)) by (apply Rmult_le_pos; lra). split; lra. }
+    assert (Hlrp : 0 <= log_rel * (ln T + M - ln S)) by (apply Rmult_le_pos; lra).
+    assert (Hlr0 : 0 <= log_rel * ln S) by (apply Rmult_le_pos; lra).
+    assert (HLhi : L <= (1 + log_rel) * (ln T + M) + log_abs) by lra.
+    assert (Ha2 : - (log_rel * (ln T + M) + log_abs + M) <= L - ln T
+                  <= log_rel * (ln T + M) + log_abs + M) by (split; lra).
+    assert (Hxabs : - (g * (1 + u)) <= - g * (1 + dl) <= 0).
+    { assert (0 <= g * (1 + dl)) by (apply Rmult_le_pos; lra).
+      assert (0 <= g * (u - dl)) by (apply Rmult_le_pos; lra). split; lra. }
+    set (K := g * (1 + u) + ((1 + log_rel) * (ln T + M) + log_abs)).
+    set (Z := - g * (1 + dl) - L).
+    assert (HZ : - K <= Z <= 0) by (unfold Z, K; split; lra).
+    assert (Ha3 : - (u * K) <= Z * nu <= u * K).
+    { assert (0 <= (- Z) * (u - nu)) by (apply Rmult_le_pos; lra).
+      assert (0 <= (- Z) * (u + nu)) by (apply Rmult_le_pos; lra).
+      assert (0 <= (K + Z) * u) by (apply Rmult_le_pos; lra).
+      split; lra. }
+    replace (Z * (1 + nu) - (- g - ln T))
+      with (- g * dl - (L - ln T) + Z * nu) by (unfold Z; ring).
+    apply Rabs_le. unfold D. unfold K in Ha3. split; lra. }
+  (* p = exp((ei − m) − ln T), exp lh = p e^Δ *)
+  assert (Hpexp : p = exp (ei - m - ln T)).
+  { unfold p. unfold Rminus at 2. rewrite exp_plus, exp_Ropp, exp_ln by lra. reflexivity. }
+  assert (Hlexp : exp lh = p * exp (lh - (ei - m - ln T))).
+  { rewrite Hpexp, <- exp_plus. f_equal. ring. }
+  assert (Hexp1 := fs_expm1_abs _ _ HDelta).
+  assert (HeD : exp (lh - (ei - m - ln T)) <= exp D).
+  { apply fs_exp_le. apply Rle_trans with (Rabs (lh - (ei - m - ln T))); [apply Rle_abs | exact HDelta]. }
+  split; [exact Hpf | split; [exact Hp0' |]].
+  unfold p_hat. fold xh L lh.
+  apply Rabs_le_inv in Hperr. apply Rabs_le_inv in Hexp1.
+  assert (H1 : exp lh <= p * exp D) by (rewrite Hlexp; apply Rmult_le_compat_l; lra).
+  assert (H2 : Rabs (exp lh - p) <= p * (exp D - 1)).
+  { rewrite Hlexp. replace (p * exp (lh - (ei - m - ln T)) - p) with (p * (exp (lh - (ei - m - ln T)) - 1))
+      by ring.
+    rewrite Rabs_mult, Rabs_pos_eq by lra. apply Rmult_le_compat_l; [lra |].
+    apply Rabs_le; lra. }
+  apply Rabs_le_inv in H2.
+  assert (H3 : exp_rel * exp lh <= exp_rel * (p * exp D)) by (apply Rmult_le_compat_l; lra).
+  apply Rabs_le. fold D. split; lra.
 Qed.
 
 (* -- the printed statements ------------------------------------------------------------ *)
@@ -570,6 +729,59 @@ Proof.
   - rewrite Hn, minus_INR by exact Hes. simpl. ring.
   - lra.
   - eapply Rle_trans; [| exact Hnorm]. right. field. lra.
+Qed.
+
+(* Exp of the log-softmax, a tree of depth d. *)
+Theorem T12_exp_log_depth : T12_exp_log_depth_statement.
+Proof.
+  unfold T12_exp_log_depth_statement, T12_exp_log_depth_in.
+  intros prec emin choice Hp exp_fl es e_max e_i t log_fl d exp_rel exp_abs n u tiny T mean_gap
+    p_i gap_i log_rel log_abs log_sum depth Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hlog Hlr Hla
+    Hdepth Hd Hn Hu Htiny HT Hg Hpi Hgap Hls Hdu HnE.
+  replace (mean_gap * u) with (u * mean_gap) in HnE by ring.
+  subst n u tiny depth p_i gap_i log_sum.
+  assert (Hu := fr_u_bounds prec Hp).
+  assert (HT1 : 1 <= T) by (rewrite HT; apply fs_shifted_sum_ge_1, Hm).
+  assert (HB := exp_pos (bpow radix2 (- prec) * mean_gap)).
+  assert (HC := exp_pos (4 * INR (length es) * bpow radix2 (- prec) ^ 2 / (1 - bpow radix2 (- prec)) ^ 2)).
+  assert (Hnn := pos_INR (length es)).
+  assert (HX1 : 0 < 1 - exp_rel - INR (length es) * exp_abs * exp (bpow radix2 (- prec) * mean_gap))
+    by lra.
+  assert (Hd0 := pos_INR d).
+  unfold T12_exp_log_bound, T12_gamma.
+  replace (mean_gap * bpow radix2 (- prec)) with (bpow radix2 (- prec) * mean_gap) by ring.
+  set (MA := Rmax _ _).
+  assert (Hcore := t12_exp_log_core prec emin choice exp_fl log_fl es e_max e_i t d exp_rel exp_abs
+    log_rel log_abs T mean_gap MA Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hlog Hlr Hla Hdepth HT Hg
+    Hdu ltac:(lra)).
+  cbv zeta in Hcore.
+  destruct Hcore as (Hf & H0 & Hb).
+  - unfold MA. eapply Rle_trans; [| apply Rmax_l]. right. f_equal. field. repeat split; lra.
+  - unfold MA. eapply Rle_trans; [| apply Rmax_r]. right. f_equal. field. lra.
+  - split; [exact Hf | split; [exact H0 |]].
+    eapply Rle_trans; [exact Hb |]. right.
+    match goal with
+    | |- _ * (_ * exp ?a - 1) + _ = _ + _ * (_ * exp ?b - 1) => replace a with b by ring
+    end.
+    ring.
+Qed.
+
+(* Exp of the log-softmax, any summation order. *)
+Theorem T12_exp_log : T12_exp_log_statement.
+Proof.
+  unfold T12_exp_log_statement, T12_exp_log_in.
+  intros prec emin choice Hp exp_fl es e_max e_i t log_fl exp_rel exp_abs n u tiny T mean_gap
+    p_i gap_i log_rel log_abs log_sum Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hlog Hlr Hla
+    Hn Hu Htiny HT Hg Hpi Hgap Hls Hnu HnE.
+  assert (Hlen : length (leaves t) = length es)
+    by (rewrite (Permutation_length Hperm), map_length; reflexivity).
+  assert (Hes : (1 <= length es)%nat) by (rewrite <- Hlen; apply fr_leaves_nonempty).
+  apply (T12_exp_log_depth prec emin choice Hp exp_fl es e_max e_i t log_fl (length es - 1)%nat
+    exp_rel exp_abs n u tiny T mean_gap p_i gap_i log_rel log_abs log_sum (n - 1));
+    try assumption.
+  - rewrite <- Hlen. apply fr_depth_le.
+  - rewrite Hn, minus_INR by exact Hes. simpl. ring.
+  - lra.
 Qed.
 
 (* The hypotheses hold together (no theorem above is vacuous): two equal logits, the
@@ -670,24 +882,73 @@ Proof.
     lra.
 Qed.
 
+(* Exp of the log-softmax: its hypotheses hold together (the same witness, and the
+   correctly rounded log). *)
+Theorem T12_exp_log_satisfiable : T12_exp_log_satisfiable_statement.
+Proof.
+  unfold T12_exp_log_satisfiable_statement.
+  intros prec emin choice Hp He.
+  set (exp_fl := fun x => fl prec emin choice (exp x)).
+  assert (Hexp := fr_correctly_rounded_exp prec emin choice Hp ltac:(lia)). fold exp_fl in Hexp.
+  assert (Hu := fr_u_bounds prec Hp).
+  assert (Hs : 0 < bpow radix2 emin <= / 2).
+  { split; [apply bpow_gt_0 |].
+    replace (/ 2) with (bpow radix2 (-1)) by (simpl; rewrite IZR_Zpower_pos; simpl; field).
+    apply bpow_le; lia. }
+  assert (H1 : exp_fl (fl prec emin choice (0 - 0)) = 1)
+    by (replace (0 - 0) with 0 by ring; rewrite fr_fl_0; apply Hexp).
+  assert (Hlog := fr_correctly_rounded_log prec emin choice Hp).
+  exists exp_fl, (0 :: 0 :: nil), 0, 0, (Node (Leaf 1) (Leaf 1)),
+    (fun y => fl prec emin choice (ln y)),
+    (bpow radix2 (- prec)), (bpow radix2 emin / 2), 2, (bpow radix2 (- prec)),
+    (bpow radix2 emin), 2, 0, (1 / 2), 0, (bpow radix2 (- prec)), (bpow radix2 emin / 2), (ln 2).
+  assert (HT : fold_right Rplus 0 (map (fun e : R => exp (e - 0)) (0 :: 0 :: nil)) = 2)
+    by (simpl; rewrite Rminus_0_r, exp_0; ring).
+  destruct Hexp as [Hexp0 Hexpx].
+  repeat split.
+  - intros e [<- | [<- | []]]; apply fr_is_float_0.
+  - left; reflexivity.
+  - intros e [<- | [<- | []]]; lra.
+  - left; reflexivity.
+  - exact Hexp0.
+  - destruct (Hexpx x ltac:(assumption) ltac:(assumption)) as (A & B & C); exact A.
+  - destruct (Hexpx x ltac:(assumption) ltac:(assumption)) as (A & B & C); exact B.
+  - destruct (Hexpx x ltac:(assumption) ltac:(assumption)) as (A & B & C); exact C.
+  - lra.
+  - lra.
+  - simpl. rewrite H1. apply Permutation_refl.
+  - destruct (Hlog y ltac:(assumption) ltac:(assumption)) as (A & B & C); exact A.
+  - destruct (Hlog y ltac:(assumption) ltac:(assumption)) as (A & B & C); exact B.
+  - destruct (Hlog y ltac:(assumption) ltac:(assumption)) as (A & B & C); exact C.
+  - lra.
+  - lra.
+  - rewrite HT; reflexivity.
+  - simpl. ring.
+  - replace (0 - 0) with 0 by ring. rewrite exp_0. field.
+  - ring.
+  - lra.
+  - rewrite Rmult_0_l, exp_0. lra.
+Qed.
+
 (* The IEEE 754 formats, ties to even: instances of the generic theorems. *)
 Theorem T12_binary64 : T12_binary64_statement.
 Proof.
-  refine (conj _ (conj _ (conj _ _)));
+  refine (conj _ (conj _ (conj _ (conj _ (conj _ _)))));
     [apply T12_max_shift | apply T12_max_shift_depth | apply T12_reciprocal |
-     apply T12_reciprocal_depth]; reflexivity.
+     apply T12_reciprocal_depth | apply T12_exp_log | apply T12_exp_log_depth]; reflexivity.
 Qed.
 
 Theorem T12_binary32 : T12_binary32_statement.
 Proof.
-  refine (conj _ (conj _ (conj _ _)));
+  refine (conj _ (conj _ (conj _ (conj _ (conj _ _)))));
     [apply T12_max_shift | apply T12_max_shift_depth | apply T12_reciprocal |
-     apply T12_reciprocal_depth]; reflexivity.
+     apply T12_reciprocal_depth | apply T12_exp_log | apply T12_exp_log_depth]; reflexivity.
 Qed.
 
 Theorem T12 : T12_statement.
 Proof.
   exact (conj T12_max_shift (conj T12_max_shift_depth (conj T12_max_shift_satisfiable
     (conj T12_reciprocal (conj T12_reciprocal_depth (conj T12_reciprocal_satisfiable
-    (conj T12_binary64 T12_binary32))))))).
+    (conj T12_exp_log (conj T12_exp_log_depth (conj T12_exp_log_satisfiable
+    (conj T12_binary64 T12_binary32)))))))))).
 Qed.

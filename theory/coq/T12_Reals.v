@@ -136,6 +136,32 @@ Proof. intros H. rewrite <- exp_0. apply fs_exp_le, H. Qed.
 Lemma fs_exp_inv (x : R) : exp (- x) * exp x = 1.
 Proof. rewrite <- exp_plus; replace (- x + x) with 0 by ring; apply exp_0. Qed.
 
+Lemma fs_ln_le (x y : R) : 0 < x -> x <= y -> ln x <= ln y.
+Proof.
+  intros Hx H; destruct (Rle_lt_or_eq_dec x y H) as [Hlt | ->];
+    [apply Rlt_le, ln_increasing; assumption | apply Rle_refl].
+Qed.
+
+(* |e^Δ − 1| <= e^D − 1 when |Δ| <= D. *)
+Lemma fs_expm1_abs (delta d : R) : Rabs delta <= d -> Rabs (exp delta - 1) <= exp d - 1.
+Proof.
+  intros H0.
+  assert (H : - d <= delta <= d).
+  { assert (H1 := Rle_abs delta). assert (H2 := Rle_abs (- delta)). rewrite Rabs_Ropp in H2. lra. }
+  assert (Hd : exp delta <= exp d) by (apply fs_exp_le; lra).
+  assert (Hm : exp (- d) <= exp delta) by (apply fs_exp_le; lra).
+  assert (Hinv := fs_exp_inv d).
+  assert (He := exp_pos d). assert (He' := exp_pos (- d)).
+  (* e^{−d} + e^{d} >= 2 *)
+  assert (H2 : 2 <= exp (- d) + exp d).
+  { assert (0 <= (exp d - 1) * (exp d - 1)) by (apply Rle_0_sqr).
+    apply (Rmult_le_reg_r (exp d)); [exact He |].
+    replace ((exp (- d) + exp d) * exp d) with (exp (- d) * exp d + exp d * exp d) by ring.
+    rewrite Hinv. nra. }
+  apply Rabs_le. split; lra.
+Qed.
+
+
 (* -- the exact sum of the max-shifted terms -------------------------------------- *)
 
 (* T = Σ exp(e − m) >= 1: the maximum contributes exp 0 = 1. *)

@@ -302,3 +302,24 @@ Proof.
       replace (exp x * (1 + eps) + eta - exp x) with (eps * exp x + eta) by ring.
       apply Rabs_le. split; nra.
 Qed.
+
+(* fl ∘ ln on floats y >= 1: the correctly rounded log is accurate (relative u, absolute
+   half a subnormal). *)
+Lemma fr_correctly_rounded_log (prec emin : Z) (choice : Z -> bool) :
+  (1 < prec)%Z ->
+  log_accurate prec emin (fun y => fl prec emin choice (ln y))
+    (bpow radix2 (- prec)) (bpow radix2 emin / 2).
+Proof.
+  intros Hp y _ Hy.
+  assert (Hln : 0 <= ln y).
+  { rewrite <- ln_1. destruct (Rle_lt_or_eq_dec 1 y Hy) as [Hlt | <-];
+      [apply Rlt_le, ln_increasing; lra | lra]. }
+  split; [apply fr_is_float_fl, Hp |]. split.
+  - rewrite <- (fr_fl_0 prec emin choice). apply fr_fl_le; [exact Hp | exact Hln].
+  - destruct (fr_round_error prec emin choice (ln y) Hp) as (eps & eta & Heps & Heta & H0 & ->).
+    assert (Hu := fr_u_bounds prec Hp).
+    assert (Hud := fr_u_div (bpow radix2 (- prec)) ltac:(lra)).
+    apply Rabs_le_inv in Heps. apply Rabs_le_inv in Heta.
+    replace (ln y * (1 + eps) + eta - ln y) with (eps * ln y + eta) by ring.
+    apply Rabs_le. split; nra.
+Qed.
