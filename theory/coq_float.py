@@ -36,11 +36,12 @@ hypothesis, not an axiom), the same for the computed log (``log_accurate``, at f
 ``y >= 1``), and the shape of each statement (the computation, its binders and the
 definitions of ``n``, ``u``, ``T``, the mean gap, ``p_i``, ``ln T``).
 
-There is no overflow in Flocq's ``FLT`` model (its exponents are unbounded above); in
-the max-shifted softmax every intermediate result is at most ``n(1 + exp_rel +
-exp_abs)(1 + γ)``, far below binary32's 3.4e38 for any ``n`` the side conditions admit.
-Underflow is accounted for: sums below the normal range are exact, the exp's error has
-an absolute part, and the division's rounding an absolute half subnormal.
+There is no overflow in Flocq's ``FLT`` model (its exponents are unbounded above), so the
+theorems speak of IEEE arithmetic where nothing overflows: the computed sum stays below
+``n(1 + exp_rel + exp_abs)(1 + γ)``, but ``e_i − e_max`` (and ``e_max + log Ŝ``) overflow
+for logits of both signs near the largest float, which the theorems do not cover.
+Underflow is accounted for: sums below the normal range are exact, the exp's and the
+log's errors have absolute parts, and a rounding an absolute half subnormal.
 
 Examples
 --------
@@ -48,7 +49,7 @@ Examples
 >>> "Definition T12_statement : Prop" in text and "Inductive sum_tree" in text
 True
 >>> [f.key for f in FORMULATIONS.values()]
-['max_shift', 'reciprocal', 'exp_log']
+['max_shift', 'reciprocal', 'exp_log', 'exp_lse']
 """
 
 from __future__ import annotations
@@ -187,6 +188,12 @@ _EXP_LOG_CONCLUSION = """\
   is_float prec emin p_hat /\\ 0 <= p_hat /\\
   Rabs (p_hat - p_i) <= {bound}."""
 
+_EXP_LSE_CONCLUSION = """\
+  let p_hat := exp_fl (fl prec emin choice
+    (e_i - fl prec emin choice (e_max + log_fl (tree_sum prec emin choice t)))) in
+  is_float prec emin p_hat /\\ 0 <= p_hat /\\
+  Rabs (p_hat - p_i) <= {bound}."""
+
 BINARY_FORMATS: dict[str, tuple[int, int]] = {"binary64": (53, -1074), "binary32": (24, -149)}
 """The instances stated in Coq: ``(prec, emin)`` of each IEEE 754 format, in Flocq's
 convention (``emin`` the exponent of the smallest subnormal, ``2**emin``)."""
@@ -284,10 +291,35 @@ def _exp_log() -> Formulation:
     )
 
 
+def _exp_lse() -> Formulation:
+    from softmax_dispersion.theory.rounding_error import (
+        exp_lse_rigorous_conditions,
+        exp_lse_rigorous_error_bound,
+    )
+
+    return Formulation(
+        key="exp_lse",
+        title="exp of the logits minus their log-sum-exp, rounded first",
+        bound=exp_lse_rigorous_error_bound,
+        conditions=exp_lse_rigorous_conditions,
+        computation=_EXP_LSE_CONCLUSION,
+        functions=(("log_fl", "R -> R"),),
+        reals="log_rel log_abs log_sum top",
+        hypotheses=(
+            "log_accurate prec emin log_fl log_rel log_abs",
+            "0 <= log_rel",
+            "0 <= log_abs",
+            "Rabs e_max <= top",
+        ),
+        definitions=("log_sum = ln T",),
+    )
+
+
 FORMULATIONS: dict[str, Formulation] = {
     "max_shift": _max_shift(),
     "reciprocal": _reciprocal(),
     "exp_log": _exp_log(),
+    "exp_lse": _exp_lse(),
 }
 """The formulations with a Coq theorem, by key (a test swaps one for a false sibling)."""
 

@@ -148,6 +148,8 @@ __all__ = [
     "exp_log_softmax_rigorous_conditions",
     "exp_log_softmax_rigorous_error_bound",
     "exp_lse_relative_error_bound",
+    "exp_lse_rigorous_conditions",
+    "exp_lse_rigorous_error_bound",
     "gamma_pairwise",
     "gamma_recursive",
     "lae_log_softmax_absolute_error_bound",
@@ -874,6 +876,88 @@ Examples
 >>> at = {n: 10, u: sp.Rational(1, 2**53), exp_rel: sp.Rational(4, 2**53),
 ...     exp_abs: sp.Rational(2, 2**1074), mean_gap: 5}
 >>> [bool(c.xreplace(at)) for c in exp_log_softmax_rigorous_conditions]
+[True]
+"""
+
+_log_hat_size = (1 + log_rel) * (log_sum + _log_sum_error) + log_abs
+"""A bound on the computed log of the sum, ``loĝ(Ŝ) <= (1 + λ)(L + M) + μ``."""
+
+exp_lse_rigorous_error_bound = formula(
+    "exp_lse_rigorous_error_bound",
+    p_exact
+    * (
+        (1 + exp_rel)
+        * sp.exp(
+            _log_sum_error
+            + log_rel * (log_sum + _log_sum_error)
+            + log_abs
+            + u * (1 + u) * (top + _log_hat_size)
+            + u * (gap_i + _log_hat_size)
+        )
+        - 1
+    )
+    + exp_abs,
+    (p_exact, gap_i, mean_gap, log_sum, top, n, u, exp_rel, exp_abs, log_rel, log_abs, gamma),
+    "T12, rigorous (proved in Coq with Flocq): |p̂_i − p_i| for softmax with the log-sum-exp "
+    "first, exp̂(fl(e_i − fl(e_max + loĝ(fl(Σ))))): p_i·((1+exp_rel)·exp(D) − 1) + exp_abs, "
+    "D = M + log_rel·(log_sum + M) + log_abs + u(1+u)·(top + Λ) + u·(gap_i + Λ), "
+    "Λ = (1+log_rel)(log_sum + M) + log_abs",
+)
+"""T12's rigorous bound for ``p̂_i = exp̂(fl(e_i − lse))``, ``lse = fl(e_max + loĝ(Ŝ))``.
+
+Softmax as ``exp(x − logsumexp(x))`` with the log-sum-exp computed from the max-shifted sum
+and rounded first, proved in Coq (``T12_exp_lse`` in ``theory/coq/T12.v``).
+
+Parameters
+----------
+p_i, gap_i, mean_gap, log_sum, n, u, exp_rel, exp_abs, log_rel, log_abs, gamma
+    As for :data:`exp_log_softmax_rigorous_error_bound`.
+top
+    A bound on ``|e_max|``: rounding ``e_max + loĝ(Ŝ)`` costs ``u·|e_max + loĝ(Ŝ)|``, an
+    error that grows with the size of the logits, not with their gaps.
+
+Notes
+-----
+The logit ``e_i`` enters exactly (no ``u·g_i`` for its shift); the exponent's error is
+
+.. math:: D = M + \\lambda (L + M) + \\mu + u(1+u)(t + \\Lambda) + u (g_i + \\Lambda),
+   \\qquad \\Lambda = (1 + \\lambda)(L + M) + \\mu
+
+with ``t = top`` and ``M`` as for :data:`exp_log_softmax_rigorous_error_bound`: the log of
+the computed sum, the rounding of ``e_max + loĝ(Ŝ)`` (at most ``t + Λ`` in size), and the
+final subtraction's rounding.  To first order the relative part is
+:data:`exp_lse_relative_error_bound`'s with ``lse_u = u``.
+
+Examples
+--------
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import (
+...     exp_lse_rigorous_error_bound, gamma_recursive)
+>>> u = sp.Rational(1, 2**53)
+>>> bound = exp_lse_rigorous_error_bound(p_i=sp.Rational(1, 4), gap_i=1, mean_gap=1,
+...     log_sum=1, top=100, n=4, u=u, exp_rel=4 * u, exp_abs=0, log_rel=4 * u, log_abs=0,
+...     gamma=gamma_recursive(n=4, u=u))
+>>> round(float(bound * 4 / u), 6)  # 101 of it from rounding e_max + log S
+119.0
+"""
+
+exp_lse_rigorous_conditions = (sp.Lt(n * exp_abs * sp.exp(u * mean_gap), 1 - exp_rel),)
+"""The side condition of :data:`exp_lse_rigorous_error_bound` (besides ``d·u < 1``).
+
+Notes
+-----
+As for :data:`exp_log_softmax_rigorous_conditions`; ``|e_max| <= top`` is a hypothesis
+of the Coq statement.
+
+Examples
+--------
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import (
+...     exp_abs, exp_lse_rigorous_conditions, exp_rel, mean_gap, u)
+>>> from softmax_dispersion.theory.symbols import n
+>>> at = {n: 10, u: sp.Rational(1, 2**24), exp_rel: sp.Rational(4, 2**24),
+...     exp_abs: sp.Rational(2, 2**149), mean_gap: 5}
+>>> [bool(c.xreplace(at)) for c in exp_lse_rigorous_conditions]
 [True]
 """
 

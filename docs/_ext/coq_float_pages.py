@@ -17,6 +17,7 @@ _FIRST_ORDER = {
     "max_shift": "softmax_relative_error_bound",
     "reciprocal": "softmax_reciprocal_relative_error_bound",
     "exp_log": "exp_log_softmax_relative_error_bound",
+    "exp_lse": "exp_lse_relative_error_bound",
 }
 """Each formulation's first-order bound in T12's sympy claim."""
 

@@ -54,6 +54,7 @@ from softmax_dispersion.theory.rounding_error import (
     softmax_relative_error_bound,
     softmax_rigorous_error_bound,
     tiny,
+    top,
     u,
 )
 from softmax_dispersion.theory.symbols import n
@@ -267,6 +268,9 @@ SIBLINGS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
     ),
     "T12: exp of the log-softmax without the log's relative error": lambda mp: mp.setitem(
         FORMULATIONS, "exp_log", _bound_changed("exp_log", lambda e: e.xreplace({log_rel: 0}))
+    ),
+    "T12: log-sum-exp first without the rounding of e_max + log S": lambda mp: mp.setitem(
+        FORMULATIONS, "exp_lse", _bound_changed("exp_lse", lambda e: e.xreplace({top: 0}))
     ),
     "T12: any order with γ_{n−2} instead of γ_{n−1}": lambda mp: mp.setattr(
         coq_float, "ANY_ORDER_DEPTH", n - 2

@@ -641,6 +641,164 @@ Proof.
   apply Rabs_le. fold D. split; lra.
 Qed.
 
+(* The log-sum-exp first: p_hat = exp_fl(fl(e_i − fl(m + log_fl(S)))).  The logit e_i
+   enters exactly; rounding m + log_fl(S) costs u·|m + log_fl(S)| <= u (top + Lm). *)
+Lemma t12_exp_lse_core (prec emin : Z) (choice : Z -> bool) (exp_fl log_fl : R -> R)
+  (es : list R) (m ei : R) (t : sum_tree) (d : nat) (exp_rel exp_abs log_rel log_abs T gbar M top : R) :
+  (1 < prec)%Z ->
+  (forall e, In e es -> is_float prec emin e) ->
+  In m es -> (forall e, In e es -> e <= m) -> In ei es ->
+  exp_accurate prec emin exp_fl exp_rel exp_abs -> 0 <= exp_rel -> 0 <= exp_abs ->
+  Permutation (leaves t) (map (fun e => exp_fl (fl prec emin choice (e - m))) es) ->
+  log_accurate prec emin log_fl log_rel log_abs -> 0 <= log_rel -> 0 <= log_abs ->
+  Rabs m <= top ->
+  (tree_depth t <= d)%nat ->
+  T = fold_right Rplus 0 (map (fun e => exp (e - m)) es) ->
+  gbar = fold_right Rplus 0 (map (fun e => exp (e - m) / T * (m - e)) es) ->
+  INR d * bpow radix2 (- prec) < 1 ->
+  INR (length es) * exp_abs * exp (bpow radix2 (- prec) * gbar) < 1 - exp_rel ->
+  let u := bpow radix2 (- prec) in
+  let nn := INR (length es) in
+  let G := 1 + INR d * u / (1 - INR d * u) in
+  let B := exp (u * gbar) in
+  let W := (1 + exp_rel) * B * exp (4 * nn * u ^ 2 / (1 - u) ^ 2) + nn * exp_abs in
+  let X1 := 1 - exp_rel - nn * exp_abs * B in
+  ln (G * B / X1) <= M -> ln (G * W) <= M ->
+  let p := exp (ei - m) / T in
+  let p_hat := exp_fl (fl prec emin choice
+    (ei - fl prec emin choice (m + log_fl (tree_sum prec emin choice t)))) in
+  let Lm := (1 + log_rel) * (ln T + M) + log_abs in
+  is_float prec emin p_hat /\ 0 <= p_hat /\
+  Rabs (p_hat - p) <=
+    p * ((1 + exp_rel) * exp (M + log_rel * (ln T + M) + log_abs + u * (1 + u) * (top + Lm)
+      + u * ((m - ei) + Lm)) - 1) + exp_abs.
+Proof.
+  intros Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hlog Hlr Hla Htop Hdepth HT Hg Hdu HnE
+    u nn G B W X1 HMa HMb p p_hat Lm.
+  destruct (t12_quotient prec emin choice exp_fl es m ei t d exp_rel exp_abs T gbar
+    Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hdepth HT Hg Hdu HnE)
+    as (K1 & K2 & _ & _ & _ & _ & _ & _ & _ & Hp0 & HS1 & _ & HSf & _ & _ & HSlo & HShi).
+  fold u nn G in Hp0, HSlo, HShi. fold B in HSlo, HShi. fold W in HShi. fold X1 in HSlo.
+  fold p in Hp0.
+  set (S := tree_sum prec emin choice t) in *.
+  assert (Hu := fr_u_bounds prec Hp). fold u in Hu.
+  assert (HT1 : 1 <= T) by (rewrite HT; apply fs_shifted_sum_ge_1, Hm).
+  assert (Hnn : 0 <= nn) by apply pos_INR.
+  assert (HB : 1 <= B).
+  { unfold B. apply fs_exp_ge_1. apply Rmult_le_pos; [lra |].
+    rewrite Hg. apply fs_sum_nonneg. intros e He. assert (Hle := Hmax e He).
+    apply Rmult_le_pos; [apply Rmult_le_pos; [apply Rlt_le, exp_pos | apply Rlt_le, Rinv_0_lt_compat; lra] | lra]. }
+  assert (HX1 : 0 < X1) by (unfold X1; fold u nn B in HnE; lra).
+  assert (HG1 : 1 <= G).
+  { unfold G. assert (0 <= INR d * u / (1 - INR d * u)).
+    { apply Rmult_le_pos; [apply Rmult_le_pos; [apply pos_INR | lra] |].
+      apply Rlt_le, Rinv_0_lt_compat; fold u in Hdu; lra. }
+    lra. }
+  assert (HC : 1 <= exp (4 * nn * u ^ 2 / (1 - u) ^ 2)).
+  { apply fs_exp_ge_1. apply Rmult_le_pos; [apply Rmult_le_pos; [lra | apply pow_le; lra] |].
+    apply Rlt_le, Rinv_0_lt_compat, pow_lt; lra. }
+  assert (HW : 0 < W).
+  { unfold W. assert (0 <= nn * exp_abs) by (apply Rmult_le_pos; lra).
+    assert (1 <= (1 + exp_rel) * B) by nra.
+    assert (1 <= (1 + exp_rel) * B * exp (4 * nn * u ^ 2 / (1 - u) ^ 2)) by nra.
+    lra. }
+  (* |ln S − ln T| <= M, and ln T, ln S >= 0 *)
+  assert (HlnT : 0 <= ln T) by (rewrite <- ln_1; apply fs_ln_le; lra).
+  assert (HlnS : 0 <= ln S) by (rewrite <- ln_1; apply fs_ln_le; lra).
+  assert (HShi' : ln S <= ln T + M).
+  { apply Rle_trans with (ln (G * W * T)).
+    - apply fs_ln_le; [lra |]. lra.
+    - rewrite ln_mult by (try apply Rmult_lt_0_compat; lra). lra. }
+  assert (HSlo' : ln T - M <= ln S).
+  { apply Rle_trans with (ln (T / (G * B / X1))).
+    - unfold Rdiv at 1. rewrite ln_mult, ln_Rinv.
+      + lra.
+      + apply Rdiv_lt_0_compat; [apply Rmult_lt_0_compat |]; lra.
+      + lra.
+      + apply Rinv_0_lt_compat, Rdiv_lt_0_compat; [apply Rmult_lt_0_compat |]; lra.
+    - apply fs_ln_le.
+      + apply Rdiv_lt_0_compat; [lra | apply Rdiv_lt_0_compat; [apply Rmult_lt_0_compat |]; lra].
+      + replace (T / (G * B / X1)) with (T * X1 / (B * G)) by (field; lra). exact HSlo. }
+  (* the computed log of the computed sum *)
+  destruct (Hlog S HSf HS1) as (HLf & HL0 & HLerr).
+  set (L := log_fl S) in *.
+  apply Rabs_le_inv in HLerr.
+  (* the rounded log-sum-exp and the rounded subtraction *)
+  assert (Hmf : is_float prec emin m) by (apply Hfl, Hm).
+  destruct (fr_plus_error prec emin choice m L Hp Hmf HLf) as (mu & Hmu & Hlse).
+  set (lse := fl prec emin choice (m + L)) in *.
+  assert (Hlsef : is_float prec emin lse) by (apply fr_is_float_fl, Hp).
+  assert (Hlsem : m <= lse).
+  { unfold lse. rewrite <- (fr_fl_float prec emin choice m Hmf) at 1.
+    apply fr_fl_le; [exact Hp | lra]. }
+  assert (Hif : is_float prec emin ei) by (apply Hfl, Hi).
+  destruct (fr_minus_error prec emin choice ei lse Hp Hif Hlsef) as (nu & Hnu & Hl).
+  set (lh := fl prec emin choice (ei - lse)) in *.
+  assert (Hlf : is_float prec emin lh) by (apply fr_is_float_fl, Hp).
+  assert (Hlle : lh <= 0).
+  { unfold lh. rewrite <- (fr_fl_0 prec emin choice). apply fr_fl_le; [exact Hp |].
+    assert (Hle := Hmax ei Hi). lra. }
+  destruct Hexp as [_ Hexpx].
+  destruct (Hexpx lh Hlf Hlle) as (Hpf & Hp0' & Hperr).
+  assert (Hud := fr_u_div u ltac:(lra)).
+  fold u in Hmu, Hnu. apply Rabs_le_inv in Hmu. apply Rabs_le_inv in Hnu.
+  assert (Hmu' : - u <= mu <= u) by lra.
+  (* the exponent's error Δ = lh − ((ei − m) − ln T), |Δ| <= D *)
+  set (g := m - ei).
+  assert (Hg0 : 0 <= g) by (unfold g; assert (Hle := Hmax ei Hi); lra).
+  set (D := M + log_rel * (ln T + M) + log_abs + u * (1 + u) * (top + Lm) + u * (g + Lm)).
+  assert (HDelta : Rabs (lh - (ei - m - ln T)) <= D).
+  { rewrite Hl, Hlse.
+    apply Rabs_le_inv in Htop.
+    assert (Hlrp : 0 <= log_rel * (ln T + M - ln S)) by (apply Rmult_le_pos; lra).
+    assert (Hlr0 : 0 <= log_rel * ln S) by (apply Rmult_le_pos; lra).
+    assert (HLhi : L <= Lm) by (unfold Lm; lra).
+    assert (Ha2 : - (log_rel * (ln T + M) + log_abs + M) <= L - ln T
+                  <= log_rel * (ln T + M) + log_abs + M) by (split; lra).
+    (* the rounding of m + L: |μ (m + L)| <= u (top + Lm) *)
+    assert (Hml : - (top + Lm) <= m + L <= top + Lm) by (split; lra).
+    assert (Ha4 : - (u * (top + Lm)) <= mu * (m + L) <= u * (top + Lm)).
+    { assert (0 <= (top + Lm - (m + L)) * (u - mu)) by (apply Rmult_le_pos; lra).
+      assert (0 <= (top + Lm + (m + L)) * (u + mu)) by (apply Rmult_le_pos; lra).
+      assert (0 <= (top + Lm - (m + L)) * (u + mu)) by (apply Rmult_le_pos; lra).
+      assert (0 <= (top + Lm + (m + L)) * (u - mu)) by (apply Rmult_le_pos; lra).
+      split; lra. }
+    set (K := g + Lm + u * (top + Lm)).
+    set (Z := ei - (m + L) * (1 + mu)).
+    assert (HZ : - K <= Z <= 0).
+    { assert (Hle := Hmax ei Hi).
+      unfold Z, K, g. replace (ei - (m + L) * (1 + mu)) with (- (m - ei) - L - mu * (m + L)) by ring.
+      split; lra. }
+    assert (Ha3 : - (u * K) <= Z * nu <= u * K).
+    { assert (0 <= (- Z) * (u - nu)) by (apply Rmult_le_pos; lra).
+      assert (0 <= (- Z) * (u + nu)) by (apply Rmult_le_pos; lra).
+      assert (0 <= (K + Z) * u) by (apply Rmult_le_pos; lra).
+      split; lra. }
+    replace (Z * (1 + nu) - (ei - m - ln T))
+      with (- (L - ln T) - mu * (m + L) + Z * nu) by (unfold Z; ring).
+    apply Rabs_le. unfold D. unfold K in Ha3. split; lra. }
+  (* p = exp((ei − m) − ln T), exp lh = p e^Δ *)
+  assert (Hpexp : p = exp (ei - m - ln T)).
+  { unfold p. unfold Rminus at 2. rewrite exp_plus, exp_Ropp, exp_ln by lra. reflexivity. }
+  assert (Hlexp : exp lh = p * exp (lh - (ei - m - ln T))).
+  { rewrite Hpexp, <- exp_plus. f_equal. ring. }
+  assert (Hexp1 := fs_expm1_abs _ _ HDelta).
+  assert (HeD : exp (lh - (ei - m - ln T)) <= exp D).
+  { apply fs_exp_le. apply Rle_trans with (Rabs (lh - (ei - m - ln T))); [apply Rle_abs | exact HDelta]. }
+  split; [exact Hpf | split; [exact Hp0' |]].
+  unfold p_hat. fold L lse lh.
+  apply Rabs_le_inv in Hperr. apply Rabs_le_inv in Hexp1.
+  assert (H1 : exp lh <= p * exp D) by (rewrite Hlexp; apply Rmult_le_compat_l; lra).
+  assert (H2 : Rabs (exp lh - p) <= p * (exp D - 1)).
+  { rewrite Hlexp. replace (p * exp (lh - (ei - m - ln T)) - p) with (p * (exp (lh - (ei - m - ln T)) - 1))
+      by ring.
+    rewrite Rabs_mult, Rabs_pos_eq by lra. apply Rmult_le_compat_l; [lra |].
+    apply Rabs_le; lra. }
+  apply Rabs_le_inv in H2.
+  assert (H3 : exp_rel * exp lh <= exp_rel * (p * exp D)) by (apply Rmult_le_compat_l; lra).
+  apply Rabs_le. fold D. split; lra.
+Qed.
+
 (* -- the printed statements ------------------------------------------------------------ *)
 
 (* A summation tree of depth d: the bound with γ_d. *)
@@ -778,6 +936,59 @@ Proof.
   assert (Hes : (1 <= length es)%nat) by (rewrite <- Hlen; apply fr_leaves_nonempty).
   apply (T12_exp_log_depth prec emin choice Hp exp_fl es e_max e_i t log_fl (length es - 1)%nat
     exp_rel exp_abs n u tiny T mean_gap p_i gap_i log_rel log_abs log_sum (n - 1));
+    try assumption.
+  - rewrite <- Hlen. apply fr_depth_le.
+  - rewrite Hn, minus_INR by exact Hes. simpl. ring.
+  - lra.
+Qed.
+
+(* The log-sum-exp first, a tree of depth d. *)
+Theorem T12_exp_lse_depth : T12_exp_lse_depth_statement.
+Proof.
+  unfold T12_exp_lse_depth_statement, T12_exp_lse_depth_in.
+  intros prec emin choice Hp exp_fl es e_max e_i t log_fl d exp_rel exp_abs n u tiny T mean_gap
+    p_i gap_i log_rel log_abs log_sum top depth Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hlog Hlr Hla
+    Htop Hdepth Hd Hn Hu Htiny HT Hg Hpi Hgap Hls Hdu HnE.
+  replace (mean_gap * u) with (u * mean_gap) in HnE by ring.
+  subst n u tiny depth p_i gap_i log_sum.
+  assert (Hu := fr_u_bounds prec Hp).
+  assert (HT1 : 1 <= T) by (rewrite HT; apply fs_shifted_sum_ge_1, Hm).
+  assert (HB := exp_pos (bpow radix2 (- prec) * mean_gap)).
+  assert (HC := exp_pos (4 * INR (length es) * bpow radix2 (- prec) ^ 2 / (1 - bpow radix2 (- prec)) ^ 2)).
+  assert (Hnn := pos_INR (length es)).
+  assert (HX1 : 0 < 1 - exp_rel - INR (length es) * exp_abs * exp (bpow radix2 (- prec) * mean_gap))
+    by lra.
+  assert (Hd0 := pos_INR d).
+  unfold T12_exp_lse_bound, T12_gamma.
+  replace (mean_gap * bpow radix2 (- prec)) with (bpow radix2 (- prec) * mean_gap) by ring.
+  set (MA := Rmax _ _).
+  assert (Hcore := t12_exp_lse_core prec emin choice exp_fl log_fl es e_max e_i t d exp_rel exp_abs
+    log_rel log_abs T mean_gap MA top Hp Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hlog Hlr Hla Htop Hdepth HT Hg
+    Hdu ltac:(lra)).
+  cbv zeta in Hcore.
+  destruct Hcore as (Hf & H0 & Hb).
+  - unfold MA. eapply Rle_trans; [| apply Rmax_l]. right. f_equal. field. repeat split; lra.
+  - unfold MA. eapply Rle_trans; [| apply Rmax_r]. right. f_equal. field. lra.
+  - split; [exact Hf | split; [exact H0 |]].
+    eapply Rle_trans; [exact Hb |]. right.
+    match goal with
+    | |- _ * (_ * exp ?a - 1) + _ = _ + _ * (_ * exp ?b - 1) => replace a with b by ring
+    end.
+    ring.
+Qed.
+
+(* The log-sum-exp first, any summation order. *)
+Theorem T12_exp_lse : T12_exp_lse_statement.
+Proof.
+  unfold T12_exp_lse_statement, T12_exp_lse_in.
+  intros prec emin choice Hp exp_fl es e_max e_i t log_fl exp_rel exp_abs n u tiny T mean_gap
+    p_i gap_i log_rel log_abs log_sum top Hfl Hm Hmax Hi Hexp Hrel Habs Hperm Hlog Hlr Hla Htop
+    Hn Hu Htiny HT Hg Hpi Hgap Hls Hnu HnE.
+  assert (Hlen : length (leaves t) = length es)
+    by (rewrite (Permutation_length Hperm), map_length; reflexivity).
+  assert (Hes : (1 <= length es)%nat) by (rewrite <- Hlen; apply fr_leaves_nonempty).
+  apply (T12_exp_lse_depth prec emin choice Hp exp_fl es e_max e_i t log_fl (length es - 1)%nat
+    exp_rel exp_abs n u tiny T mean_gap p_i gap_i log_rel log_abs log_sum top (n - 1));
     try assumption.
   - rewrite <- Hlen. apply fr_depth_le.
   - rewrite Hn, minus_INR by exact Hes. simpl. ring.
@@ -930,19 +1141,69 @@ Proof.
   - rewrite Rmult_0_l, exp_0. lra.
 Qed.
 
+(* The log-sum-exp first: its hypotheses hold together (the same witness, top = 0). *)
+Theorem T12_exp_lse_satisfiable : T12_exp_lse_satisfiable_statement.
+Proof.
+  unfold T12_exp_lse_satisfiable_statement.
+  intros prec emin choice Hp He.
+  set (exp_fl := fun x => fl prec emin choice (exp x)).
+  assert (Hexp := fr_correctly_rounded_exp prec emin choice Hp ltac:(lia)). fold exp_fl in Hexp.
+  assert (Hu := fr_u_bounds prec Hp).
+  assert (Hs : 0 < bpow radix2 emin <= / 2).
+  { split; [apply bpow_gt_0 |].
+    replace (/ 2) with (bpow radix2 (-1)) by (simpl; rewrite IZR_Zpower_pos; simpl; field).
+    apply bpow_le; lia. }
+  assert (H1 : exp_fl (fl prec emin choice (0 - 0)) = 1)
+    by (replace (0 - 0) with 0 by ring; rewrite fr_fl_0; apply Hexp).
+  assert (Hlog := fr_correctly_rounded_log prec emin choice Hp).
+  exists exp_fl, (0 :: 0 :: nil), 0, 0, (Node (Leaf 1) (Leaf 1)),
+    (fun y => fl prec emin choice (ln y)),
+    (bpow radix2 (- prec)), (bpow radix2 emin / 2), 2, (bpow radix2 (- prec)),
+    (bpow radix2 emin), 2, 0, (1 / 2), 0, (bpow radix2 (- prec)), (bpow radix2 emin / 2), (ln 2), 0.
+  assert (HT : fold_right Rplus 0 (map (fun e : R => exp (e - 0)) (0 :: 0 :: nil)) = 2)
+    by (simpl; rewrite Rminus_0_r, exp_0; ring).
+  destruct Hexp as [Hexp0 Hexpx].
+  repeat split.
+  - intros e [<- | [<- | []]]; apply fr_is_float_0.
+  - left; reflexivity.
+  - intros e [<- | [<- | []]]; lra.
+  - left; reflexivity.
+  - exact Hexp0.
+  - destruct (Hexpx x ltac:(assumption) ltac:(assumption)) as (A & B & C); exact A.
+  - destruct (Hexpx x ltac:(assumption) ltac:(assumption)) as (A & B & C); exact B.
+  - destruct (Hexpx x ltac:(assumption) ltac:(assumption)) as (A & B & C); exact C.
+  - lra.
+  - lra.
+  - simpl. rewrite H1. apply Permutation_refl.
+  - destruct (Hlog y ltac:(assumption) ltac:(assumption)) as (A & B & C); exact A.
+  - destruct (Hlog y ltac:(assumption) ltac:(assumption)) as (A & B & C); exact B.
+  - destruct (Hlog y ltac:(assumption) ltac:(assumption)) as (A & B & C); exact C.
+  - lra.
+  - lra.
+  - rewrite Rabs_R0. lra.
+  - rewrite HT; reflexivity.
+  - simpl. ring.
+  - replace (0 - 0) with 0 by ring. rewrite exp_0. field.
+  - ring.
+  - lra.
+  - rewrite Rmult_0_l, exp_0. lra.
+Qed.
+
 (* The IEEE 754 formats, ties to even: instances of the generic theorems. *)
 Theorem T12_binary64 : T12_binary64_statement.
 Proof.
-  refine (conj _ (conj _ (conj _ (conj _ (conj _ _)))));
+  refine (conj _ (conj _ (conj _ (conj _ (conj _ (conj _ (conj _ _)))))));
     [apply T12_max_shift | apply T12_max_shift_depth | apply T12_reciprocal |
-     apply T12_reciprocal_depth | apply T12_exp_log | apply T12_exp_log_depth]; reflexivity.
+     apply T12_reciprocal_depth | apply T12_exp_log | apply T12_exp_log_depth |
+     apply T12_exp_lse | apply T12_exp_lse_depth]; reflexivity.
 Qed.
 
 Theorem T12_binary32 : T12_binary32_statement.
 Proof.
-  refine (conj _ (conj _ (conj _ (conj _ (conj _ _)))));
+  refine (conj _ (conj _ (conj _ (conj _ (conj _ (conj _ (conj _ _)))))));
     [apply T12_max_shift | apply T12_max_shift_depth | apply T12_reciprocal |
-     apply T12_reciprocal_depth | apply T12_exp_log | apply T12_exp_log_depth]; reflexivity.
+     apply T12_reciprocal_depth | apply T12_exp_log | apply T12_exp_log_depth |
+     apply T12_exp_lse | apply T12_exp_lse_depth]; reflexivity.
 Qed.
 
 Theorem T12 : T12_statement.
@@ -950,5 +1211,6 @@ Proof.
   exact (conj T12_max_shift (conj T12_max_shift_depth (conj T12_max_shift_satisfiable
     (conj T12_reciprocal (conj T12_reciprocal_depth (conj T12_reciprocal_satisfiable
     (conj T12_exp_log (conj T12_exp_log_depth (conj T12_exp_log_satisfiable
-    (conj T12_binary64 T12_binary32)))))))))).
+    (conj T12_exp_lse (conj T12_exp_lse_depth (conj T12_exp_lse_satisfiable
+    (conj T12_binary64 T12_binary32))))))))))))).
 Qed.
