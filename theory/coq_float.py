@@ -15,11 +15,12 @@ What is printed and what is hand-written
   (``γ_k = k·u/(1 − k·u)``, its ``n − 1`` replaced by ``k``);
 * ``T12_<key>_bound`` from the rigorous bounds of
   :mod:`~softmax_dispersion.theory.rounding_error` (``softmax_rigorous_error_bound``,
-  ``softmax_reciprocal_rigorous_error_bound``, ``exp_log_softmax_rigorous_error_bound``),
-  the bounds the theorems prove and the oracle's tolerance must cover;
+  ``softmax_reciprocal_rigorous_error_bound``, ``exp_log_softmax_rigorous_error_bound``,
+  ``exp_lse_rigorous_error_bound``), the bounds the theorems prove and the oracle's
+  tolerance must cover;
 * each theorem's side conditions on the numbers (``(n − 1)·u < 1``, the exp's absolute
-  error small enough), from
-  formulations' ``*_rigorous_conditions`` and the summation factor's domain.
+  error small enough, ...), from the formulations' ``*_rigorous_conditions`` and the
+  summation factor's domain.
 
 Every printed expression is read back (:mod:`~softmax_dispersion.theory.coq_reader`'s
 parser) and compared with its sympy source before it is written.
@@ -34,14 +35,14 @@ node rounded; ``tree_sum``, ``leaves``, ``tree_depth``), the exp hypothesis
 ``|exp_fl x − e^x| <= exp_rel·e^x + exp_abs`` at every float ``x <= 0``: an explicit
 hypothesis, not an axiom), the same for the computed log (``log_accurate``, at floats
 ``y >= 1``), and the shape of each statement (the computation, its binders and the
-definitions of ``n``, ``u``, ``T``, the mean gap, ``p_i``, ``ln T``).
+definitions of ``n``, ``u``, ``T``, the mean gap, ``p_i``, ``ln T``, and ``|e_max| <= top``).
 
 There is no overflow in Flocq's ``FLT`` model (its exponents are unbounded above), so the
 theorems speak of IEEE arithmetic where nothing overflows: the computed sum stays below
 ``n(1 + exp_rel + exp_abs)(1 + γ)``, but ``e_i − e_max`` (and ``e_max + log Ŝ``) overflow
 for logits of both signs near the largest float, which the theorems do not cover.
 Underflow is accounted for: sums below the normal range are exact, the exp's and the
-log's errors have absolute parts, and a rounding an absolute half subnormal.
+log's errors have absolute parts, and a division's rounding an absolute half subnormal.
 
 Examples
 --------
