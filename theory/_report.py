@@ -98,6 +98,8 @@ def coq_table(results: Sequence[ClaimResult], run: CoqRun) -> str:
     for verdict in run.verdicts:
         if verdict.status == "failed":
             lines += [f"{verdict.claim_id} failed in Coq:", f"  {verdict.detail}"]
+        elif verdict.kernel_checked and verdict.detail:  # what a hooked theorem covers (T12)
+            lines.append(f"{verdict.claim_id} in Coq: {verdict.detail}")
     checked = sum(v.kernel_checked for v in run.verdicts)
     formalised = sum(v.status in ("kernel-checked", "failed") for v in run.verdicts)
     if any(v.status == "coqc not found" for v in run.verdicts):

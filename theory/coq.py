@@ -256,14 +256,18 @@ class StatementHook:
         ``Require`` lines the statement needs in ``Statements.v`` (``"From Flocq Require
         Import Core."``; a module of the package's own, ``"From SoftmaxDispersion Require
         Import FloatSoftmax."``, is then compiled before ``Statements.v``).
+    coverage
+        What the theorem covers, in one line, for the reports (T12: the formulations
+        proved); empty when the proof file's own ``Covers:`` sentence says enough.
     """
 
     print_statement: Callable[[Claim], str]
     check_statement: Callable[[Claim, str], list[str]]
     requires: tuple[str, ...] = ()
+    coverage: str = ""
 
 
-HOOK_MODULES: tuple[str, ...] = ()
+HOOK_MODULES: tuple[str, ...] = ("softmax_dispersion.theory.coq_float",)
 """Modules that register a :class:`StatementHook` when imported (loaded on first use)."""
 _HOOKS: dict[str, StatementHook] = {}
 _LOADED: set[str] = set()

@@ -32,7 +32,12 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from softmax_dispersion.theory.coq import CoqPrintError, coq_statement, statements_file
+from softmax_dispersion.theory.coq import (
+    CoqPrintError,
+    coq_statement,
+    statement_hook,
+    statements_file,
+)
 from softmax_dispersion.theory.coq_reader import statement_mismatches
 from softmax_dispersion.theory.kernel import Claim
 
@@ -673,12 +678,13 @@ def _check_in(
             reasons.append(f"forbidden commands: {bad_files}")
         if disallowed(listed):
             reasons.append(f"axioms outside the standard library: {disallowed(listed)}")
+        hook = statement_hook(claim_id)
         verdicts.append(
             CoqVerdict(
                 claim_id,
                 "failed" if reasons else "kernel-checked",
                 assumptions=listed,
-                detail="; ".join(reasons),
+                detail="; ".join(reasons) or (hook.coverage if hook is not None else ""),
                 seconds=seconds,
                 files=tuple(f"{m}.v" for m in files),
                 covers=covers,

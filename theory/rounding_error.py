@@ -145,14 +145,22 @@ __all__ = [
     "T12",
     "exp_lae_relative_error_bound",
     "exp_log_softmax_relative_error_bound",
+    "exp_log_softmax_rigorous_conditions",
+    "exp_log_softmax_rigorous_error_bound",
     "exp_lse_relative_error_bound",
+    "exp_lse_rigorous_conditions",
+    "exp_lse_rigorous_error_bound",
     "gamma_pairwise",
     "gamma_recursive",
     "lae_log_softmax_absolute_error_bound",
     "log_softmax_absolute_error_bound",
     "lse_log_softmax_absolute_error_bound",
     "softmax_reciprocal_relative_error_bound",
+    "softmax_reciprocal_rigorous_conditions",
+    "softmax_reciprocal_rigorous_error_bound",
     "softmax_relative_error_bound",
+    "softmax_rigorous_conditions",
+    "softmax_rigorous_error_bound",
 ]
 
 # --- the formulas' arguments -------------------------------------------------------
@@ -564,6 +572,393 @@ Examples
 >>> exp_lae_relative_error_bound(gap_i=0, log_sum=1, top=2, u=u, exp_ulps=1,
 ...     log_ulps=1, lae_depth=7, lse_u=u) / u
 66
+"""
+
+# --- the rigorous bound: proved in Coq (Flocq), not first order ----------------------
+
+p_exact = sp.Symbol("p_i", real=True)
+"""The exact coefficient ``p_i = exp(e_i − e_max)/Σ_j exp(e_j − e_max)``."""
+exp_rel = sp.Symbol("exp_rel", real=True)
+"""The relative part of the computed exp's error: ``|exp̂(x) − e^x| <= exp_rel·e^x + exp_abs``."""
+exp_abs = sp.Symbol("exp_abs", real=True)
+"""The absolute part of the computed exp's error (its error at subnormal results)."""
+tiny = sp.Symbol("tiny", real=True)
+"""The smallest positive subnormal of the format, ``2**emin`` (``2**-149`` in float32)."""
+
+softmax_rigorous_error_bound = formula(
+    "softmax_rigorous_error_bound",
+    p_exact
+    * (
+        (1 + u)
+        * (1 + gamma)
+        * sp.exp(u * gap_i + u * mean_gap + 4 * n * u**2 / (1 - u) ** 2)
+        * (1 + exp_rel + n * exp_abs)
+        / (1 - exp_rel - n * exp_abs * sp.exp(u * mean_gap))
+        - 1
+    )
+    + exp_abs
+    + tiny / 2,
+    (p_exact, gap_i, mean_gap, n, u, exp_rel, exp_abs, tiny, gamma),
+    "T12, rigorous (proved in Coq with Flocq): |p̂_i − p_i| for the max-shifted softmax "
+    "fl(fl(exp(fl(e_i − e_max)))/fl(Σ)) in round to nearest, any summation tree of "
+    "depth d with gamma = γ_d: p_i·((1+u)(1+gamma)·exp(u·gap_i + u·mean_gap + "
+    "4nu²/(1−u)²)·(1+exp_rel+n·exp_abs)/(1−exp_rel−n·exp_abs·exp(u·mean_gap)) − 1) "
+    "+ exp_abs + tiny/2",
+)
+"""T12's rigorous bound on ``|p̂_i − p_i|`` for the max-shifted softmax, proved in Coq.
+
+Not a first-order estimate: a bound that holds exactly, for every input, in any binary
+floating-point format with round to nearest, with underflow accounted for (the
+absolute terms) and every summation order (the sum as any binary tree of rounded
+additions).  :mod:`softmax_dispersion.theory.coq_float` prints it into the statement
+of the Coq theorem ``T12_max_shift`` (``theory/coq/T12.v``), whose proof Coq's kernel
+checks against Flocq's model of rounding.
+
+Parameters
+----------
+p_i
+    The exact coefficient ``p_i``.
+gap_i
+    ``e_max − e_i >= 0``.
+mean_gap
+    ``Σ_j p_j (e_max − e_j)``, the softmax-weighted mean gap.
+n
+    The number of logits.
+u
+    The unit roundoff ``2**-prec`` of the format.
+exp_rel, exp_abs
+    The computed exp's error: ``|exp̂(x) − e^x| <= exp_rel·e^x + exp_abs`` at every
+    float ``x <= 0`` (an exp of ``k`` ulps has ``exp_rel = 2ku``, ``exp_abs = k·tiny``).
+tiny
+    The smallest positive subnormal ``2**emin``.
+gamma
+    ``γ_d = d·u/(1 − d·u)`` for a summation tree of depth ``d``: :data:`gamma_recursive`
+    (``d = n − 1``) for any order, ``γ_{⌈log2 n⌉}`` for a balanced tree.
+
+Notes
+-----
+.. math:: |\\hat p_i - p_i| \\le p_i \\left( (1+u)(1+\\gamma)\\,
+   e^{u g_i + u \\bar g + 4 n u^2/(1-u)^2}
+   \\frac{1 + \\epsilon + n\\eta}{1 - \\epsilon - n\\eta\\,e^{u\\bar g}} - 1 \\right)
+   + \\eta + \\frac{s}{2}
+
+with ``ε = exp_rel``, ``η = exp_abs``, ``s = tiny``, valid while ``d·u < 1``,
+``n·η·e^{u ḡ} < 1 − ε`` and ``2uη <= s``.  The factors: the final division
+(``1 + u``), the summation tree (``(1 + u)^d <= 1 + γ_d``), the rounded arguments
+``fl(e_j − e_max) = (e_j − e_max)(1 + δ_j)`` (``e^{u g_i}`` for the entry, and for the
+sum ``e^{±u ḡ}`` by Jensen's inequality under the exact and the tilted weights, the
+``4nu²/(1−u)²`` bounding how far the tilted mean gap exceeds ``ḡ``), and the exp's
+errors.  The absolute terms are the exp's error at the entry (divided by a computed sum
+``>= 1``) and half a subnormal from the division.  To first order the relative part is
+``(g_i + ḡ)u + 2·exp_rel + γ + u`` (:data:`softmax_relative_error_bound`).
+
+Examples
+--------
+Float32 (``u = 2**-24``, ``tiny = 2**-149``), a 2-ulp exp, ``n = 1000`` terms in any
+order, an entry 3 below the maximum whose exact coefficient is 1/1000, a mean gap of 2:
+
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import (
+...     gamma_recursive, softmax_rigorous_error_bound)
+>>> u, tiny = sp.Rational(1, 2**24), sp.Rational(1, 2**149)
+>>> bound = softmax_rigorous_error_bound(p_i=sp.Rational(1, 1000), gap_i=3, mean_gap=2,
+...     n=1000, u=u, exp_rel=4 * u, exp_abs=2 * tiny, tiny=tiny,
+...     gamma=gamma_recursive(n=1000, u=u))
+>>> round(float(bound * 1000 / u), 3)  # in units of u·p_i
+1013.061
+"""
+
+softmax_rigorous_conditions = (
+    sp.Lt(n * exp_abs * sp.exp(u * mean_gap), 1 - exp_rel),
+    sp.Le(2 * u * exp_abs, tiny),
+)
+"""The side conditions of :data:`softmax_rigorous_error_bound` (besides ``d·u < 1``).
+
+Notes
+-----
+The computed sum stays positive (``n·exp_abs·e^{u ḡ} < 1 − exp_rel``) and the exp's
+absolute error is below half the smallest normal (``2u·exp_abs <= tiny``, i.e.
+``exp_abs <= 2**(emin + prec − 1)``).  The Coq theorem states them as hypotheses, and
+T12's Coq proof shows that they can hold together (``T12_max_shift_satisfiable``).
+
+Examples
+--------
+Float32, a 2-ulp exp, 1000 logits with a mean gap of 3:
+
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import (
+...     exp_abs, exp_rel, mean_gap, softmax_rigorous_conditions, tiny, u)
+>>> from softmax_dispersion.theory.symbols import n
+>>> float32 = {n: 1000, u: sp.Rational(1, 2**24), exp_rel: sp.Rational(4, 2**24),
+...     exp_abs: sp.Rational(2, 2**149), tiny: sp.Rational(1, 2**149), mean_gap: 3}
+>>> [bool(c.xreplace(float32)) for c in softmax_rigorous_conditions]
+[True, True]
+"""
+
+softmax_reciprocal_rigorous_error_bound = formula(
+    "softmax_reciprocal_rigorous_error_bound",
+    p_exact
+    * (
+        (1 + u) ** 2
+        * (1 + gamma)
+        * sp.exp(u * gap_i + u * mean_gap + 4 * n * u**2 / (1 - u) ** 2)
+        * (1 + exp_rel + n * exp_abs)
+        / (1 - exp_rel - n * exp_abs * sp.exp(u * mean_gap))
+        - 1
+    )
+    + (1 + u) * exp_abs
+    + tiny / 2,
+    (p_exact, gap_i, mean_gap, n, u, exp_rel, exp_abs, tiny, gamma),
+    "T12, rigorous (proved in Coq with Flocq): |p̂_i − p_i| for the max-shifted softmax "
+    "normalised by the rounded reciprocal, fl(fl(exp(fl(e_i − e_max)))·fl(1/fl(Σ))): "
+    "p_i·((1+u)²(1+gamma)·exp(u·gap_i + u·mean_gap + 4nu²/(1−u)²)·(1+exp_rel+n·exp_abs)"
+    "/(1−exp_rel−n·exp_abs·exp(u·mean_gap)) − 1) + (1+u)·exp_abs + tiny/2",
+)
+"""T12's rigorous bound for the reciprocal form ``p̂_i = fl(y_i·fl(1/Ŝ))``, proved in Coq.
+
+Parameters
+----------
+p_i, gap_i, mean_gap, n, u, exp_rel, exp_abs, tiny, gamma
+    As for :data:`softmax_rigorous_error_bound`.
+
+Notes
+-----
+.. math:: |\\hat p_i - p_i| \\le p_i \\left( (1+u)^2 (1+\\gamma)\\,
+   e^{u g_i + u \\bar g + 4 n u^2/(1-u)^2}
+   \\frac{1 + \\epsilon + n\\eta}{1 - \\epsilon - n\\eta\\,e^{u\\bar g}} - 1 \\right)
+   + (1+u)\\eta + \\frac{s}{2}
+
+The reciprocal ``1/Ŝ`` is rounded once more (a second factor ``1 + u``; it is a normal
+float while ``n(1 + ε + η)(1 + γ) <= 2u/s``, a side condition), and the product's
+rounding carries the exp's absolute error ``η`` up by ``1 + u``.  Unlike the division,
+this form can return a little more than 1.  To first order the relative part is
+:data:`softmax_reciprocal_relative_error_bound`'s.
+
+Examples
+--------
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import (
+...     softmax_reciprocal_rigorous_error_bound, softmax_rigorous_error_bound)
+>>> u = sp.Rational(1, 2**24)
+>>> args = dict(p_i=sp.Rational(1, 2), gap_i=1, mean_gap=1, n=2, u=u, exp_rel=4 * u,
+...     exp_abs=0, tiny=0, gamma=0)
+>>> extra = softmax_reciprocal_rigorous_error_bound(**args) - softmax_rigorous_error_bound(**args)
+>>> round(float(extra / (u / 2)), 4)  # one more rounding of p_i = 1/2
+1.0
+"""
+
+softmax_reciprocal_rigorous_conditions = (
+    sp.Lt(n * exp_abs * sp.exp(u * mean_gap), 1 - exp_rel),
+    sp.Le(2 * u * (1 + u) * exp_abs, tiny),
+    sp.Le(n * (1 + exp_rel + exp_abs) * (1 + gamma), 2 * u / tiny),
+)
+"""The side conditions of :data:`softmax_reciprocal_rigorous_error_bound` (besides ``d·u < 1``).
+
+Notes
+-----
+As for the division (:data:`softmax_rigorous_conditions`, with ``2u(1 + u)·exp_abs``),
+and the reciprocal ``1/Ŝ`` is a normal float: the computed sum is at most
+``n(1 + exp_rel + exp_abs)(1 + γ)``, which must stay below ``2u/tiny`` (``2**126`` in
+float32), the reciprocal of the smallest normal.
+
+Examples
+--------
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import (
+...     exp_abs, exp_rel, gamma, gamma_recursive, mean_gap,
+...     softmax_reciprocal_rigorous_conditions, tiny, u)
+>>> from softmax_dispersion.theory.symbols import n
+>>> at = {n: 1000, u: sp.Rational(1, 2**24), exp_rel: sp.Rational(4, 2**24),
+...     exp_abs: sp.Rational(2, 2**149), tiny: sp.Rational(1, 2**149), mean_gap: 3}
+>>> at[gamma] = gamma_recursive(n=1000, u=at[u])
+>>> [bool(c.xreplace(at)) for c in softmax_reciprocal_rigorous_conditions]
+[True, True, True]
+"""
+
+log_rel = sp.Symbol("log_rel", real=True)
+"""The relative part of the computed log's error: ``|loĝ(y) − ln y| <= log_rel·ln y + log_abs``."""
+log_abs = sp.Symbol("log_abs", real=True)
+"""The absolute part of the computed log's error (at results near 0, ``y`` near 1)."""
+
+_sum_factor = 1 + gamma
+_tilt = sp.exp(u * mean_gap)
+_sum_high = (1 + exp_rel) * _tilt * sp.exp(4 * n * u**2 / (1 - u) ** 2) + n * exp_abs
+_sum_low = 1 - exp_rel - n * exp_abs * _tilt
+_log_sum_error = sp.Max(sp.log(_sum_factor * _sum_high), sp.log(_sum_factor * _tilt / _sum_low))
+"""A bound on ``|ln Ŝ − ln T|``: the computed sum lies in ``[T·low/(e^{uḡ}(1+γ)), T(1+γ)·high]``."""
+
+exp_log_softmax_rigorous_error_bound = formula(
+    "exp_log_softmax_rigorous_error_bound",
+    p_exact
+    * (
+        (1 + exp_rel)
+        * sp.exp(
+            u * (2 + u) * gap_i
+            + _log_sum_error
+            + (log_rel + u * (1 + log_rel)) * (log_sum + _log_sum_error)
+            + (1 + u) * log_abs
+        )
+        - 1
+    )
+    + exp_abs,
+    (p_exact, gap_i, mean_gap, log_sum, n, u, exp_rel, exp_abs, log_rel, log_abs, gamma),
+    "T12, rigorous (proved in Coq with Flocq): |p̂_i − p_i| for softmax as the exp of the "
+    "max-shifted log-softmax, exp̂(fl(fl(e_i − e_max) − loĝ(fl(Σ)))): "
+    "p_i·((1+exp_rel)·exp(D) − 1) + exp_abs, D = u(2+u)·gap_i + M + (log_rel + u(1+log_rel))"
+    "·(log_sum + M) + (1+u)·log_abs, M the bound on |ln Ŝ − ln T|",
+)
+"""T12's rigorous bound for ``p̂_i = exp̂(ℓ̂_i)``, ``ℓ̂_i = fl(fl(e_i − e_max) − loĝ(Ŝ))``.
+
+Softmax as the exp of the max-shifted log-softmax, proved in Coq (``T12_exp_log`` in
+``theory/coq/T12.v``) in any binary format with round to nearest and any summation tree;
+the computed exp and log are hypotheses (relative plus absolute errors).
+
+Parameters
+----------
+p_i, gap_i, mean_gap, n, u, exp_rel, exp_abs, gamma
+    As for :data:`softmax_rigorous_error_bound`.
+log_sum
+    ``ln T = ln Σ_j exp(e_j − e_max) >= 0`` (``= −ln max_j p_j``).
+log_rel, log_abs
+    The computed log's error at every float ``y >= 1``:
+    ``|loĝ(y) − ln y| <= log_rel·ln y + log_abs`` (a ``k``-ulp log: ``2ku`` and
+    ``k·2**emin``), and ``loĝ(y) >= 0``.
+
+Notes
+-----
+The computed exponent misses ``ln p_i = (e_i − e_max) − ln T`` by at most
+
+.. math:: D = u(2+u)\\,g_i + M + \\bigl(\\lambda + u(1+\\lambda)\\bigr)(L + M) + (1+u)\\,\\mu
+
+with ``L = log_sum``, ``λ = log_rel``, ``μ = log_abs`` and
+``M = max(ln((1+γ)·high), ln((1+γ)·e^{uḡ}/low))`` the bound on ``|ln Ŝ − ln T|`` from the
+same analysis of the sum as :data:`softmax_rigorous_error_bound` (``high =
+(1+ε)e^{uḡ + 4nu²/(1−u)²} + nη``, ``low = 1 − ε − nη·e^{uḡ}``): the rounded shift of the
+entry, the rounded sum and its computed log, and the final subtraction's rounding
+``u·|ℓ̂|``.  An exponent off by ``D`` gives a relative error ``e^D − 1``, and the final exp
+adds its own.  To first order the relative part is
+:data:`exp_log_softmax_relative_error_bound`'s but for ``M``, whose first-order part is
+``γ + uḡ + ε`` (the larger of the sum's two sides).
+
+Examples
+--------
+Float64, 2-ulp exp and log (``exp_rel = log_rel = 4u``), four logits in any order, an
+entry 1 below the maximum with ``p_i = 1/4``, a mean gap and a log-sum of 1: the bound is
+19 units of ``u·p_i`` (first order: ``2u·g_i`` for the shift and the subtraction,
+``γ_3 + uḡ + 4u`` for the sum, ``(4u + u)·L`` for the log and the subtraction, ``4u``
+for the final exp):
+
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import (
+...     exp_log_softmax_rigorous_error_bound, gamma_recursive)
+>>> u = sp.Rational(1, 2**53)
+>>> bound = exp_log_softmax_rigorous_error_bound(p_i=sp.Rational(1, 4), gap_i=1, mean_gap=1,
+...     log_sum=1, n=4, u=u, exp_rel=4 * u, exp_abs=0, log_rel=4 * u, log_abs=0,
+...     gamma=gamma_recursive(n=4, u=u))
+>>> round(float(bound * 4 / u), 6)
+19.0
+"""
+
+exp_log_softmax_rigorous_conditions = (sp.Lt(n * exp_abs * sp.exp(u * mean_gap), 1 - exp_rel),)
+"""The side condition of :data:`exp_log_softmax_rigorous_error_bound` (besides ``d·u < 1``).
+
+Notes
+-----
+The computed sum stays positive, as for :data:`softmax_rigorous_conditions`; the log's
+argument is the computed sum, at least ``exp̂(0) = 1``.
+
+Examples
+--------
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import (
+...     exp_abs, exp_log_softmax_rigorous_conditions, exp_rel, mean_gap, u)
+>>> from softmax_dispersion.theory.symbols import n
+>>> at = {n: 10, u: sp.Rational(1, 2**53), exp_rel: sp.Rational(4, 2**53),
+...     exp_abs: sp.Rational(2, 2**1074), mean_gap: 5}
+>>> [bool(c.xreplace(at)) for c in exp_log_softmax_rigorous_conditions]
+[True]
+"""
+
+_log_hat_size = (1 + log_rel) * (log_sum + _log_sum_error) + log_abs
+"""A bound on the computed log of the sum, ``loĝ(Ŝ) <= (1 + λ)(L + M) + μ``."""
+
+exp_lse_rigorous_error_bound = formula(
+    "exp_lse_rigorous_error_bound",
+    p_exact
+    * (
+        (1 + exp_rel)
+        * sp.exp(
+            _log_sum_error
+            + log_rel * (log_sum + _log_sum_error)
+            + log_abs
+            + u * (1 + u) * (top + _log_hat_size)
+            + u * (gap_i + _log_hat_size)
+        )
+        - 1
+    )
+    + exp_abs,
+    (p_exact, gap_i, mean_gap, log_sum, top, n, u, exp_rel, exp_abs, log_rel, log_abs, gamma),
+    "T12, rigorous (proved in Coq with Flocq): |p̂_i − p_i| for softmax with the log-sum-exp "
+    "first, exp̂(fl(e_i − fl(e_max + loĝ(fl(Σ))))): p_i·((1+exp_rel)·exp(D) − 1) + exp_abs, "
+    "D = M + log_rel·(log_sum + M) + log_abs + u(1+u)·(top + Λ) + u·(gap_i + Λ), "
+    "Λ = (1+log_rel)(log_sum + M) + log_abs",
+)
+"""T12's rigorous bound for ``p̂_i = exp̂(fl(e_i − lse))``, ``lse = fl(e_max + loĝ(Ŝ))``.
+
+Softmax as ``exp(x − logsumexp(x))`` with the log-sum-exp computed from the max-shifted sum
+and rounded first, proved in Coq (``T12_exp_lse`` in ``theory/coq/T12.v``).
+
+Parameters
+----------
+p_i, gap_i, mean_gap, log_sum, n, u, exp_rel, exp_abs, log_rel, log_abs, gamma
+    As for :data:`exp_log_softmax_rigorous_error_bound`.
+top
+    A bound on ``|e_max|``: rounding ``e_max + loĝ(Ŝ)`` costs ``u·|e_max + loĝ(Ŝ)|``, an
+    error that grows with the size of the logits, not with their gaps.
+
+Notes
+-----
+The logit ``e_i`` enters exactly (no ``u·g_i`` for its shift); the exponent's error is
+
+.. math:: D = M + \\lambda (L + M) + \\mu + u(1+u)(t + \\Lambda) + u (g_i + \\Lambda),
+   \\qquad \\Lambda = (1 + \\lambda)(L + M) + \\mu
+
+with ``t = top`` and ``M`` as for :data:`exp_log_softmax_rigorous_error_bound`: the log of
+the computed sum, the rounding of ``e_max + loĝ(Ŝ)`` (at most ``t + Λ`` in size), and the
+final subtraction's rounding.  To first order the relative part is
+:data:`exp_lse_relative_error_bound`'s with ``lse_u = u``.
+
+Examples
+--------
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import (
+...     exp_lse_rigorous_error_bound, gamma_recursive)
+>>> u = sp.Rational(1, 2**53)
+>>> bound = exp_lse_rigorous_error_bound(p_i=sp.Rational(1, 4), gap_i=1, mean_gap=1,
+...     log_sum=1, top=100, n=4, u=u, exp_rel=4 * u, exp_abs=0, log_rel=4 * u, log_abs=0,
+...     gamma=gamma_recursive(n=4, u=u))
+>>> round(float(bound * 4 / u), 6)  # 101 of it from rounding e_max + log S
+119.0
+"""
+
+exp_lse_rigorous_conditions = (sp.Lt(n * exp_abs * sp.exp(u * mean_gap), 1 - exp_rel),)
+"""The side condition of :data:`exp_lse_rigorous_error_bound` (besides ``d·u < 1``).
+
+Notes
+-----
+As for :data:`exp_log_softmax_rigorous_conditions`; ``|e_max| <= top`` is a hypothesis
+of the Coq statement.
+
+Examples
+--------
+>>> import sympy as sp
+>>> from softmax_dispersion.theory.rounding_error import (
+...     exp_abs, exp_lse_rigorous_conditions, exp_rel, mean_gap, u)
+>>> from softmax_dispersion.theory.symbols import n
+>>> at = {n: 10, u: sp.Rational(1, 2**24), exp_rel: sp.Rational(4, 2**24),
+...     exp_abs: sp.Rational(2, 2**149), mean_gap: 5}
+>>> [bool(c.xreplace(at)) for c in exp_lse_rigorous_conditions]
+[True]
 """
 
 # --- the model: symbols and computed quantities ----------------------------------------

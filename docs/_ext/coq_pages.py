@@ -64,6 +64,8 @@ def statements_fragment() -> str:
     sections: list[str] = []
     others = []
     for claim in all_claims():
+        if statement_hook(claim.id) is not None:  # its own printer's page section (float.md)
+            continue
         if claim.id not in formalised:
             try:
                 coq_statement(claim)
@@ -206,6 +208,9 @@ def generate_coq_fragments(app: Sphinx) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     _write_if_changed(folder / "statements.md", statements_fragment())
     _write_if_changed(folder / "assumptions.md", assumptions_fragment())
+    from coq_float_pages import float_fragment
+
+    _write_if_changed(folder / "float.md", float_fragment())
     logger.info(f"[coq_pages] Coq fragments written in {time.perf_counter() - start:.1f} s")
 
 

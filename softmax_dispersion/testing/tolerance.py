@@ -73,7 +73,8 @@ entry far below the maximum (a ``finfo.min`` mask: ``g_i ≈ 3e38``) gets an all
 ``(1 + δ)`` factors it linearises (each is ``<= exp(δ + δ²)``, and the argument
 errors enter as ``exp(x_i η_i)`` exactly).  The half ulp is the final rounding to the
 output format (an implementation that works in float32 and rounds to float16), the
-floor ``f = floor_ulps`` smallest subnormals for values that underflow.
+floor ``f = max(floor_ulps, exp_ulps + 1)`` smallest subnormals for values that underflow
+(T12's Flocq-proved bound: a ``k``-ulp exp errs by ``k·s_min`` at subnormal results).
 
 **Log-softmax allowance.**  The largest absolute bound of the model plus ``n·s_min``,
 times 1.01, plus the half ulp and the floor; ``0`` at masked entries (``−inf`` is
@@ -132,7 +133,8 @@ class Tolerance:
     exp_ulps, log_ulps : float
         The error of the ``exp``/``log`` routines in ulps of their results (default 2).
     floor_ulps : float
-        The absolute floor, in smallest subnormals (default 2).
+        The absolute floor, in smallest subnormals (default 2); the T12 models use at
+        least ``exp_ulps + 1`` (the exp's error at subnormal results and two roundings).
 
     Examples
     --------
@@ -434,7 +436,11 @@ def allowed_error(
     u_acc = FORMATS[accumulation_format(dtype)].unit_roundoff
     s_min = out_fmt.smallest_subnormal
     row = _row_terms(rows, _rows(probs), b, _per_row(beta_error, rows.shape[0]), u)
-    floor = tol.floor_ulps * s_min
+    # At least exp_ulps + 1 subnormals: T12's Flocq theorem (T12_max_shift) allows a
+    # k-ulp exp's absolute error k·s_min at subnormal results plus half an s_min for the
+    # division, and the reference's own rounding adds half (which float64 cannot hold at
+    # subnormal references); tests/testing/test_tolerance_covers_flocq.py checks it.
+    floor = max(tol.floor_ulps, tol.exp_ulps + 1) * s_min
     with np.errstate(all="ignore"):
         bound = _bounds(row, log, tol, n, u, u_acc) + row.extra + n * s_min
         if log:

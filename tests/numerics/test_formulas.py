@@ -47,6 +47,14 @@ SAMPLES: dict[str, str] = {
     "log_partition": "3.25",
     "mean_logit": "1.5",
     "dim": "64",
+    # T12's rigorous bounds: their logs need a positive computed sum
+    "exp_rel": "2.4e-7",
+    "exp_abs": "2.8e-45",
+    "log_rel": "2.4e-7",
+    "log_abs": "2.8e-45",
+    "tiny": "1.4e-45",
+    "p_i": "0.001",
+    "top": "100",
 }
 
 

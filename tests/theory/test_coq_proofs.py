@@ -437,7 +437,11 @@ def _with_sibling(sibling: Claim) -> list[Claim]:
 
 
 def test_every_formalised_claim_has_a_false_sibling() -> None:
-    assert {name.split(":")[0] for name in FALSE_SIBLINGS} >= set(formalised_ids())
+    # the floating-point claims' (T12's) siblings are in test_coq_float.py
+    from softmax_dispersion.theory.coq_float import FLOAT_CLAIM_IDS
+
+    printed = set(formalised_ids()) - set(FLOAT_CLAIM_IDS)
+    assert {name.split(":")[0] for name in FALSE_SIBLINGS} >= printed
 
 
 @pytest.mark.parametrize("name", sorted(FALSE_SIBLINGS))
