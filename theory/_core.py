@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LOGIC",
+    "MAX_STEP_DEPTH",
     "Z3_TIMEOUT_MS",
     "Context",
     "FrozenStep",
@@ -43,6 +44,10 @@ __all__ = [
 
 Z3_TIMEOUT_MS = 20_000
 """z3's timeout for one query, in milliseconds; a timeout fails the step."""
+
+MAX_STEP_DEPTH = 8
+"""The most levels of sub-steps within a step (termwise sub-steps, an
+:class:`~softmax_dispersion.theory.rules.Assume`'s steps), as written and in a file."""
 
 
 class ProofError(Exception):
@@ -286,9 +291,12 @@ class Step:
         return CONCLUSION(self)
 
     def sub_steps(self) -> tuple[Step, ...]:
-        """Termwise sub-steps, checked inside a family (none by default)."""
-        termwise = getattr(self, "termwise", ())
-        return tuple(termwise) if isinstance(termwise, tuple) else ()
+        """Nested sub-steps: termwise ones, or those under a hypothesis (none by default)."""
+        for name in ("termwise", "steps"):
+            nested = getattr(self, name, ())
+            if isinstance(nested, tuple) and nested:
+                return nested
+        return ()
 
     def inputs(self) -> Iterator[tuple[str, Any]]:
         """The step's inputs, field by field."""

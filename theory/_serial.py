@@ -25,6 +25,7 @@ from typing import Any
 from softmax_dispersion.theory import terms
 from softmax_dispersion.theory._core import (
     LOGIC,
+    MAX_STEP_DEPTH,
     ClaimRef,
     FrozenStep,
     RootRef,
@@ -300,7 +301,7 @@ class Reader:
         at = self.real(record["at"], what) if "at" in record else None
         return SumRef(self.name(record["sum"], what), at)
 
-    def value(self, kind: str, data: object, what: str) -> Any:
+    def value(self, kind: str, data: object, what: str, depth: int = 0) -> Any:
         if kind == "text":
             return self.text(data, what)
         if kind == "bool":
@@ -334,7 +335,7 @@ class Reader:
                 pairs.append((self.real(items[0], what), self.sum_ref(items[1], what)))
             return tuple(pairs)
         if kind == "steps":
-            return tuple(self.step(v, depth=1) for v in _list(data, what))
+            return tuple(self.step(v, depth + 1) for v in _list(data, what))
         if kind == "claim":
             record = _record(data, {"claim", "label"}, what)
             digest, label = record["claim"], record["label"]
@@ -343,7 +344,7 @@ class Reader:
         raise CertificateFormatError(f"{what}: an input of unknown kind")
 
     def step(self, data: object, depth: int = 0) -> FrozenStep:
-        _need(depth <= 2, "steps nested deeper than a termwise sub-proof")
+        _need(depth <= MAX_STEP_DEPTH, f"steps nested more than {MAX_STEP_DEPTH} deep")
         _need(isinstance(data, dict), "a step must be a record")
         assert isinstance(data, dict)
         rule = data.get("rule")
@@ -360,7 +361,8 @@ class Reader:
         kinds = _kinds(rule)
         inputs = _record(record["inputs"], set(kinds), f"the inputs of a {rule} step")
         values = {
-            name: self.value(kind, inputs[name], f"{rule}.{name}") for name, kind in kinds.items()
+            name: self.value(kind, inputs[name], f"{rule}.{name}", depth)
+            for name, kind in kinds.items()
         }
         return FrozenStep(rule, values)
 

@@ -25,6 +25,7 @@ from sympy.core.function import AppliedUndef, UndefinedFunction
 
 from softmax_dispersion.theory._core import (
     LOGIC,
+    MAX_STEP_DEPTH,
     ClaimRef,
     FrozenStep,
     RootRef,
@@ -240,7 +241,7 @@ class Freezer:
 
     # ---- steps -----------------------------------------------------------------------
 
-    def step(self, step: object) -> FrozenStep:
+    def step(self, step: object, depth: int = 0) -> FrozenStep:
         """A step in its frozen form; a step that cannot be read carries its ``error``."""
         kind = type(step)
         logic = LOGIC.get(kind)
@@ -260,7 +261,7 @@ class Freezer:
                 raise ExpressionError(f"{name}'s fields are not the rule's inputs")
             for field_name in declared:
                 value = step.__dict__.get(field_name) if hasattr(step, "__dict__") else None
-                inputs[field_name] = self.value(logic.kinds[field_name], value, field_name)
+                inputs[field_name] = self.value(logic.kinds[field_name], value, field_name, depth)
         except (ExpressionError, DefinitionError, TermError) as error:
             description = _description_of(step)
             message = str(error)
@@ -269,8 +270,9 @@ class Freezer:
             return FrozenStep(name, {"description": description}, error=message)
         return FrozenStep(name, inputs)
 
-    def value(self, kind: str, value: object, where: str) -> Any:
-        """One input of a step, read as its rule says (``kind``)."""
+    def value(self, kind: str, value: object, where: str, depth: int = 0) -> Any:
+        """One input of a step, read as its rule says (``kind``); ``depth``: the step's
+        own level of nesting."""
         if kind == "text":
             return check_text(value, f"{where}")
         if kind == "bool":
@@ -304,7 +306,9 @@ class Freezer:
         if kind == "roots":
             return tuple(self.root_ref(v, where) for v in _tuple(value, where))
         if kind == "steps":
-            return tuple(self.step(v) for v in _tuple(value, where))
+            if depth >= MAX_STEP_DEPTH:
+                raise ExpressionError(f"{where}: steps nested more than {MAX_STEP_DEPTH} deep")
+            return tuple(self.step(v, depth + 1) for v in _tuple(value, where))
         if kind == "claim":
             digest = self.cites.get(id(value))
             label = getattr(value, "id", "?") if type(value).__name__ == "Claim" else "?"

@@ -5,7 +5,7 @@ A certificate (format version 3) lists every checked claim, cited claims first, 
 * ``content``: the frozen claim as data (:mod:`~softmax_dispersion.theory._serial`): the
   statement, the assumptions, the definitions (families, sums, abbreviations, roots),
   the witness, the natural-number symbols, the cited claims' hashes and every step (its
-  rule's name and every input, nested termwise sub-steps included), every expression a
+  rule's name and every input, nested sub-steps included), every expression a
   JSON tree of the kernel's term nodes;
 * ``hash``: the SHA-256 of ``content`` (canonical JSON), which is what a citing claim
   names;
@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
 
-from softmax_dispersion.theory._core import FrozenStep, StepResult
+from softmax_dispersion.theory._core import LOGIC, FrozenStep, StepResult
 from softmax_dispersion.theory._serial import read_claim
 from softmax_dispersion.theory._snapshot import FrozenClaim
 from softmax_dispersion.theory.definitions import Definitions
@@ -81,11 +81,24 @@ def _method(step: FrozenStep) -> str:
     return "not decided"
 
 
+def _sub_steps(step: FrozenStep) -> tuple[FrozenStep, ...]:
+    """The step's nested steps: its input of the kind ``steps``, if its rule has one."""
+    if step.error:
+        return ()
+    for rule, logic in LOGIC.items():
+        if rule.__name__ == step.rule:
+            for name, kind in logic.kinds.items():
+                if kind == "steps":
+                    return tuple(step.inputs.get(name, ()))
+    return ()
+
+
 def readable_steps(frozen: FrozenClaim, definitions: Definitions) -> list[dict[str, Any]]:
     """The readable fields of every step, generated from the frozen claim.
 
     Per step: its rule's name, its description, its conclusion as text and its rule's
-    method, and the same for its termwise sub-steps (``substeps``).
+    method, and the same for its sub-steps (``substeps``: termwise, or under a
+    hypothesis).
     """
 
     def record(step: FrozenStep) -> dict[str, Any]:
@@ -95,9 +108,9 @@ def readable_steps(frozen: FrozenClaim, definitions: Definitions) -> list[dict[s
             "statement": _conclusion_text(step, definitions),
             "method": _method(step),
         }
-        termwise = step.inputs.get("termwise") if not step.error else None
-        if termwise:
-            found["substeps"] = [record(sub) for sub in termwise]
+        nested = _sub_steps(step)
+        if nested:
+            found["substeps"] = [record(sub) for sub in nested]
         return found
 
     return [record(step) for step in frozen.steps]

@@ -88,6 +88,7 @@ from softmax_dispersion.theory.definitions import (
 )
 from softmax_dispersion.theory.rules import (
     CITED_STATEMENTS,
+    Assume,
     Cite,
     ConvexCombination,
     ExpMonotone,
@@ -106,6 +107,7 @@ from softmax_dispersion.theory.terms import Term, TermError, show
 __all__ = [
     "RULES",
     "Z3_TIMEOUT_MS",
+    "Assume",
     "Cite",
     "Claim",
     "ClaimResult",
@@ -154,6 +156,7 @@ RULES: tuple[type[Step], ...] = (
     RealRoots,
     Cite,
     Induction,
+    Assume,
 )
 """The closed set of rules: a claim's step must be an instance of one of these exactly."""
 

@@ -58,6 +58,7 @@ from softmax_dispersion.theory.definitions import (
 from softmax_dispersion.theory.terms import Term, TermError, show
 
 __all__ = [
+    "Assume",
     "Cite",
     "ConvexCombination",
     "ExpMonotone",
@@ -290,6 +291,111 @@ register(
 
 
 # --------------------------------------------------------------------------------------
+# Assume
+
+
+@dataclass(frozen=True)
+class Assume(Step):
+    """Rule: steps proved under ``hypothesis`` conclude ``hypothesis ⇒ C``.
+
+    The sub-steps ``steps`` are checked in order in the context with ``hypothesis``
+    added to the facts, each verified conclusion a fact for the later sub-steps only;
+    ``C`` is the last one's conclusion.  Nothing a sub-step concludes reaches the outer
+    facts: the rule concludes the implication alone.
+
+    Side conditions: at least one sub-step, every one verified; the hypothesis is a
+    formula of the kernel's terms that mentions no summation index (it speaks of the
+    claim's symbols, never of a family's generic member), no limit or derivative (no
+    bound variable), and no natural-number symbol (:class:`Induction` reads the facts
+    at other values of a natural, which is sound for facts that hold for every natural
+    value, not for a hypothesis about one).
+
+    No witness is asked of the hypothesis: it need not be satisfiable.  An implication
+    whose hypothesis can never hold is true, so sub-steps that derive anything from a
+    contradictory hypothesis still conclude only a true implication; the claim's own
+    assumptions, whose consequences are not guarded so, are the ones shown satisfiable.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from softmax_dispersion.theory.kernel import Assume, Implied
+    >>> a = sp.Symbol("a", real=True)
+    >>> step = Assume(sp.Gt(a, 1), [Implied(sp.Gt(a**2, a), "a > 1")], "if a > 1")
+    >>> step.conclusion
+    Implies(a > 1, a**2 > a)
+    >>> step.check().verified
+    True
+    >>> Assume(sp.Gt(a, 0), [Implied(sp.Gt(a**2, a), "a > 0")], "if a > 0").check().verified
+    False
+    """
+
+    hypothesis: sp.Basic
+    steps: Sequence[Step]
+    description: str
+    method: ClassVar[str] = "rule: implication introduction (sub-steps under the hypothesis)"
+
+    def __post_init__(self) -> None:
+        frozen_inputs(self)
+
+
+def _assume_conclusion(step: FrozenStep, definitions: Definitions) -> Term:
+    steps: tuple[FrozenStep, ...] = step["steps"]
+    if not steps:
+        raise ProofError("an assumption with no sub-steps concludes nothing")
+    last = steps[-1]
+    logic = _logic_named(last.rule)
+    if last.error or logic is None:
+        raise ProofError(f"the last sub-step cannot be read: {last.error or last.rule}")
+    return terms.make("implies", (step["hypothesis"], logic.conclusion(last, definitions)))
+
+
+def _assume_decide(step: FrozenStep, context: Context) -> str:
+    hypothesis = step["hypothesis"]
+    index = context.definitions.stray_index([hypothesis])
+    if index:
+        raise ProofError(
+            f"the hypothesis mentions the summation index {', '.join(index)}: it must speak "
+            "of the claim's symbols (say what every member satisfies in its family's domain)"
+        )
+    if terms.has_op(hypothesis, "lim", "der"):
+        raise ProofError("the hypothesis must not contain a limit or a derivative")
+    naturals = sorted(terms.free_names(hypothesis) & set(context.naturals))
+    if naturals:
+        raise ProofError(
+            f"the hypothesis mentions the natural-number symbol {', '.join(naturals)}: "
+            "induction reads facts at other values, which a hypothesis does not give"
+        )
+    steps = step["steps"]
+    if not steps:
+        raise ProofError("an assumption with no sub-steps concludes nothing")
+    results, conclusions, ok = context.runner(steps, context.with_facts([hypothesis]))
+    context.sub_results = results
+    if not ok:
+        failed = next(r for r in results if not r.verified)
+        raise ProofError(
+            f"under the hypothesis, step {failed.description!r} failed: {failed.detail}"
+        )
+    built = _assume_conclusion(step, context.definitions)
+    proved_here = terms.make("implies", (hypothesis, conclusions[-1]))
+    if terms.canonical(built) != terms.canonical(proved_here):
+        raise ProofError("the conclusion is not the last sub-step's")  # defensive
+    return f"{len(steps)} sub-step(s) verified with {show(hypothesis)} among the facts"
+
+
+def _logic_named(name: str) -> RuleLogic | None:
+    """The logic of the kernel rule called ``name`` (``None`` for no rule)."""
+    return next((logic for rule, logic in LOGIC.items() if rule.__name__ == name), None)
+
+
+register(
+    Assume,
+    {"hypothesis": "formula", "steps": "steps", "description": "text"},
+    _assume_conclusion,
+    _assume_decide,
+)
+
+
+# --------------------------------------------------------------------------------------
 # Limit
 
 
@@ -297,13 +403,26 @@ register(
 class Limit(Step):
     """``lim_{var -> oo} expr = expected``, confirmed by two independent routes.
 
-    Side conditions: the sign of every parameter of ``expr`` is a stated fact (z3 finds
-    the strongest of positive, negative, zero, non-negative, non-positive); only then
-    does sympy's ``limit`` (Gruntz) see the parameters, as symbols with exactly those
-    signs.  The value must also follow from the leading terms of the numerator and the
+    Side conditions: the sign of every parameter is a stated fact (z3 finds the
+    strongest of positive, negative, zero, non-negative, non-positive); only then does
+    sympy's ``limit`` (Gruntz) see the parameters, as symbols with exactly those signs.
+    The value must also follow from the leading terms of the numerator and the
     denominator, as generalised polynomials in ``var`` with exponents ordered by z3;
     both values are compared with ``expected`` exactly (:class:`Identity`).  The
     conclusion speaks of the limit as a whole: it is never a real number to z3.
+
+    A sign is all sympy's ``limit`` is told of a parameter, and a relation between
+    parameters (``s·δ > 1``) is not a sign: for a positive ``a`` it gives 0 for
+    ``n^a/(n^a + n − 1)``, wrong for ``a > 1``.  ``substitute`` lists *parameter
+    relations* ``term = expression`` that carry such a relation into a sign: the facts
+    must imply each (z3), neither side may mention ``var`` (nor a symbol defined in terms
+    of it), both must be well-defined, built from powers, ``exp`` and ``log``, and the
+    left side must occur in ``expr``; each is put in by the kernel's replacement, in
+    order, and *both* routes decide the expression so rewritten, whose parameters need
+    their signs.  The rewritten expression equals ``expr`` for every value of ``var``
+    (the two sides are equal numbers that do not vary with it), so it has the same
+    limit; the conclusion is about ``expr`` as written.  With ``q := s·δ − 1`` a
+    definition, ``s·δ = 1 + q`` turns ``s·δ > 1`` into the sign ``q > 0``.
 
     Examples
     --------
@@ -315,6 +434,13 @@ class Limit(Step):
     True
     >>> step.check([]).verified  # the sign of q is not a fact
     False
+    >>> a = sp.Symbol("a", real=True)
+    >>> spike = n**a / (n**a + n - 1)
+    >>> Limit(spike, n, sp.oo, 1, "a > 1").check([sp.Gt(a, 1)]).verified  # a sign is not enough
+    False
+    >>> above = Limit(spike, n, sp.oo, 1, "a = 1 + q, q > 0", substitute=[sp.Eq(a, 1 + q)])
+    >>> above.check([sp.Gt(a, 1), sp.Eq(q, a - 1)]).verified
+    True
     """
 
     expr: sp.Expr
@@ -322,6 +448,7 @@ class Limit(Step):
     point: sp.Expr
     expected: sp.Expr
     description: str
+    substitute: Sequence[sp.Basic] = ()
     method: ClassVar[str] = "limit: sympy (Gruntz) and leading terms, both"
 
     def __post_init__(self) -> None:
@@ -336,29 +463,72 @@ def _limit_conclusion(step: FrozenStep, _: Definitions) -> Term:
     )
 
 
+def _limit_expression(expr: Term, what: str) -> None:
+    if any(node[0] not in LIMIT_OPS for node in terms.walk(expr)):
+        raise ProofError(f"{what} must be built from powers, exp and log only")
+    try:
+        terms.check_size(expr, what)
+    except TermError as error:
+        raise ProofError(str(error)) from None
+
+
+def _reparametrised(context: Context, equations: Sequence[Term], expr: Term, var: str) -> Term:
+    """``expr`` with each parameter relation ``lhs = rhs`` put in, in order.
+
+    Each must be an equation the facts imply, of two well-defined sides free of ``var``
+    whose left side occurs in the expression: replacing equal numbers that do not vary
+    with ``var`` leaves the function of ``var``, hence its limit, unchanged.
+    """
+    result = expr
+    for equation in equations:
+        shown = show(equation)
+        if equation[0] != "eq":
+            raise ProofError(f"a parameter relation reads term = expression, not {shown}")
+        lhs, rhs = equation[2], equation[3]
+        if var in terms.free_names(lhs) | terms.free_names(rhs):
+            raise ProofError(
+                f"the parameter relation {shown} mentions the limit variable {var}: an "
+                f"equation at one value of {var} says nothing of the others"
+            )
+        if not terms.free_names(lhs):
+            raise ProofError(f"the parameter relation {shown}: its left side has no parameter")
+        for side in (lhs, rhs):
+            _limit_expression(side, f"the parameter relation {shown}")
+        if not any(node == lhs for node in terms.walk(result)):
+            raise ProofError(f"{show(lhs)} does not occur in the limit's expression")
+        if any(node == lhs for node in terms.walk(rhs)):
+            raise ProofError(f"the parameter relation {shown} is circular")
+        require_defined(context.facts, [lhs, rhs], f"the parameter relation {shown}")
+        context.require(equation, "the parameter relation")
+        result = terms.replace(result, lhs, rhs)
+    _limit_expression(result, "the limit's expression, the relations put in")
+    return result
+
+
 def _limit_decide(step: FrozenStep, context: Context) -> str:
     expr, var, expected = step["expr"], step["var"], step["expected"]
     if step["point"] != terms.OO:
         raise ProofError("only limits at +oo have a second route (leading terms)")
     if var in terms.free_names(expected):
         raise ProofError(f"the claimed limit depends on {var}")
-    held_fixed(context, [expr, expected], var, "a limit")
-    if any(node[0] not in LIMIT_OPS for node in terms.walk(expr)):
-        raise ProofError("the expression must be built from powers, exp and log only")
-    terms.check_size(expr, "the limit's expression")
-    signs: dict[str, str] = {}
-    for name in sorted(terms.free_names(expr) - {var}):
-        signs[name] = sign_assumptions(name, context.facts)
-    for condition, name in terms.domain_conditions(expr):
+    held_fixed(context, [expr, expected, *step["substitute"]], var, "a limit")
+    _limit_expression(expr, "the limit's expression")
+    decided = _reparametrised(context, step["substitute"], expr, var)
+    for condition, name in terms.domain_conditions(expr, decided):
         if var not in terms.free_names(condition):
             context.require(condition, f"the limit's expression: {name}")
-    leading = leading_term_limit(expr, var, context.facts)
-    gruntz = sympy_limit(expr, var, signs)
+    signs: dict[str, str] = {}
+    for name in sorted(terms.free_names(decided) - {var}):
+        signs[name] = sign_assumptions(name, context.facts)
+    leading = leading_term_limit(decided, var, context.facts)
+    gruntz = sympy_limit(decided, var, signs)
     for route, value in (("sympy's limit", gruntz), ("the leading terms", leading)):
         _same_value(value, expected, context, route)
     shown = ", ".join(f"{name} {sign}" for name, sign in signs.items())
+    relations = "; ".join(show(e) for e in step["substitute"])
     return (
-        f"signs: {shown or 'no parameters'}; sympy's limit and the leading terms both give "
+        (f"with {relations} put in; " if relations else "")
+        + f"signs: {shown or 'no parameters'}; sympy's limit and the leading terms both give "
         f"{show(leading)}"
     )
 
@@ -376,7 +546,14 @@ def _same_value(value: Term, expected: Term, context: Context, route: str) -> No
 
 register(
     Limit,
-    {"expr": "real", "var": "name", "point": "point", "expected": "point", "description": "text"},
+    {
+        "expr": "real",
+        "var": "name",
+        "point": "point",
+        "expected": "point",
+        "description": "text",
+        "substitute": "formulas",
+    },
     _limit_conclusion,
     _limit_decide,
 )

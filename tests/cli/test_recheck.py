@@ -419,3 +419,86 @@ def test_every_claim_rechecks_from_a_full_certificate(
     capsys.readouterr()
     assert main(["recheck", str(path)]) == 0
     assert "13 of 13 claims re-verified" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------------------
+# T10 in the paper's form: steps under a hypothesis, limits with parameter relations
+
+
+@pytest.fixture(scope="module")
+def t10_certificate(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    path = tmp_path_factory.mktemp("t10") / "t10.json"
+    assert main(["prove", "T10", "--json", "--certificate", str(path)]) == 0
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def _regime_limit(t10: dict[str, Any], relation: str) -> dict[str, Any]:
+    """The Limit step under the hypothesis ``s*(M - m) <relation> 1``."""
+    [assume] = [
+        step
+        for step in t10["content"]["steps"]
+        if step["rule"] == "Assume" and step["inputs"]["hypothesis"][0] == relation
+    ]
+    limit: dict[str, Any] = assume["inputs"]["steps"][0]
+    return limit
+
+
+def test_t10_rechecks_with_its_regimes_as_sub_steps(
+    t10_certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["recheck", str(_write(tmp_path, t10_certificate))]) == 0
+    assert "1 of 1 claims re-verified" in capsys.readouterr().out
+    [t10] = t10_certificate["claims"]
+    regimes = [step for step in t10["steps"] if step["rule"] == "Assume"]
+    p_max = "Eq(Limit(n**(s*(M - m))/(n + n**(s*(M - m)) - 1), n, oo)"
+    assert [step["statement"] for step in regimes] == [
+        f"Implies(s*(M - m) > 1, {p_max}, 1))",
+        f"Implies(Eq(s*(M - m), 1), {p_max}, 1/2))",
+        f"Implies(s*(M - m) < 1, {p_max}, 0))",
+    ]
+    assert [step["substeps"][0]["rule"] for step in regimes] == ["Limit"] * 3
+
+
+@pytest.mark.parametrize(
+    ("relation", "field", "edit", "reason"),
+    [
+        ("gt", "substitute", ('["num", 1, 1]', '["num", 2, 1]'), "parameter relation"),
+        ("lt", "expected", ('["num", 0, 1]', '["num", 1, 1]'), "claimed value is 1"),
+    ],
+    ids=["a wrong reparametrisation", "a wrong regime's limit"],
+)
+def test_an_edited_regime_of_t10_fails_recheck_at_its_step(
+    t10_certificate: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    relation: str,
+    field: str,
+    edit: tuple[str, str],
+    reason: str,
+) -> None:
+    """Content and hash made consistent: the kernel re-decides the sub-step, refuses it."""
+    edited, t10 = _edit(t10_certificate, "T10")
+    limit = _regime_limit(t10, relation)
+    text = json.dumps(limit["inputs"][field])
+    assert edit[0] in text
+    limit["inputs"][field] = json.loads(text.replace(edit[0], edit[1], 1))
+    _rehash(t10)
+    if field == "expected":  # the readable conclusions say the new limit too
+        from softmax_dispersion.theory._serial import read_claim
+        from softmax_dispersion.theory.certificate import readable_steps
+        from softmax_dispersion.theory.definitions import Definitions
+        from softmax_dispersion.theory.terms import show
+
+        frozen = read_claim(t10["content"])
+        readable = readable_steps(frozen, Definitions(frozen.definitions))
+        for step, record in zip(t10["steps"], readable, strict=True):
+            step["statement"] = record["statement"]
+            for sub, sub_record in zip(
+                step.get("substeps", []), record.get("substeps", []), strict=True
+            ):
+                sub["statement"] = sub_record["statement"]
+        t10["statement"] = show(frozen.statement)
+    assert main(["recheck", str(_write(tmp_path, edited))]) == 1
+    out = capsys.readouterr().out
+    assert "T10 step" in out and "Assume" in out and reason in out, out

@@ -312,9 +312,19 @@ def _sibling_t6_log() -> Claim:
     )
 
 
+def _t10_regime(value: sp.Expr) -> sp.Implies:
+    """The implication of T10's statement whose limit is ``value``."""
+    return _part("T10", lambda p: isinstance(p, sp.Implies) and p.args[1].rhs == value)
+
+
+def _with_limit(regime: sp.Implies, value: sp.Expr) -> sp.Implies:
+    hypothesis, limit = regime.args
+    return sp.Implies(hypothesis, sp.Eq(limit.lhs, value, evaluate=False))
+
+
 def _sibling_t10_limit() -> Claim:
-    part = _part("T10", lambda p: p.has(sp.Limit) and p.rhs == sp.Rational(1, 2))
-    return _replaced(claim_by_id("T10"), part, sp.Eq(part.lhs, sp.Rational(1, 3), evaluate=False))
+    part = _t10_regime(sp.Rational(1, 2))
+    return _replaced(claim_by_id("T10"), part, _with_limit(part, sp.Rational(1, 3)))
 
 
 def _sibling_t10_gap() -> Claim:
@@ -343,12 +353,21 @@ def _sibling_t11_boundary() -> Claim:
 
 
 def _sibling_t10_swapped_regimes() -> Claim:
-    """The regimes sδ = 1 + q and sδ = 1 − q with their limits swapped (0 and 1)."""
+    """The regimes sδ > 1 and sδ < 1 with their limits swapped (0 and 1)."""
     claim = claim_by_id("T10")
-    above = _part("T10", lambda p: p.has(sp.Limit) and p.rhs == 1)
-    below = _part("T10", lambda p: p.has(sp.Limit) and p.rhs == 0)
+    above, below = _t10_regime(sp.Integer(1)), _t10_regime(sp.Integer(0))
     swapped = claim.statement.xreplace(
-        {above: sp.Eq(above.lhs, 0, evaluate=False), below: sp.Eq(below.lhs, 1, evaluate=False)}
+        {above: _with_limit(above, sp.Integer(0)), below: _with_limit(below, sp.Integer(1))}
+    )
+    return dataclasses.replace(claim, statement=swapped)
+
+
+def _sibling_t10_swapped_at() -> Claim:
+    """The regimes sδ = 1 and sδ > 1 with their limits swapped (1 and 1/2)."""
+    claim = claim_by_id("T10")
+    at, above = _t10_regime(sp.Rational(1, 2)), _t10_regime(sp.Integer(1))
+    swapped = claim.statement.xreplace(
+        {at: _with_limit(at, sp.Integer(1)), above: _with_limit(above, sp.Rational(1, 2))}
     )
     return dataclasses.replace(claim, statement=swapped)
 
@@ -412,6 +431,7 @@ FALSE_SIBLINGS: dict[str, Callable[[], Claim]] = {
     "T9: a linear layer's radius without its bias": _sibling_t9_bias,
     "T9: every head's spread at half the bound": _sibling_t9_stack,
     "T10: the regimes sδ > 1 and sδ < 1 with their limits swapped": _sibling_t10_swapped_regimes,
+    "T10: the regimes sδ = 1 and sδ > 1 with their limits swapped": _sibling_t10_swapped_at,
     "T13: the tail bound at r is η/2": _sibling_t13_tail,
     "T13: the band's lower edge at I − r": _sibling_t13_band,
     "T1: n instead of n − 1 in the upper bound": _sibling_t1_upper,

@@ -1,15 +1,13 @@
 (* T10: under length scaling β = s·log n the spike's top coefficient is
-   n^{sδ}/(n^{sδ}+n−1), which tends to 1, 1/2, 0 as sδ = 1+q, 1, 1−q (q > 0); with a gap
+   p_max(n) = n^{sδ}/(n^{sδ}+n−1), whose limit is 1, 1/2, 0 as sδ >, =, < 1; with a gap
    Δ between the top logit and every other, p_max >= 1/(1 + (n−1) n^{−sΔ}).
-   Covers: the spike's top coefficient under β = s·ln n is n^{sδ}/(n^{sδ}+n−1);
-     n^{1+q}/(n^{1+q}+n−1) -> 1 and n^{1−q}/(n^{1−q}+n−1) -> 0 for every q > 0, and
-     n/(2n−1) -> 1/2; and p_max >= 1/(1+(n−1)n^{−sΔ}) for every list of other logits at
-     least Δ below the top one.
-   Leaves out: the tie between the three limits and s·δ: they are stated for a free q (the
-     regimes sδ = 1 ± q) and for sδ = 1 by its value, not as lim p_max(n) under a
-     hypothesis on s·δ, which the sympy kernel cannot state yet; the paper's form for a
-     real exponent a = sδ is proved as the lemma spike_limit_regimes of Limits.v, whose
-     statement is hand-written. *)
+   Covers: the spike's top coefficient under β = s·ln n is n^{sδ}/(n^{sδ}+n−1) with
+     δ = M − m; lim p_max(n) = 1 if s(M − m) > 1, 1/2 if s(M − m) = 1 and 0 if
+     s(M − m) < 1, each the limit over the real n -> ∞ (Coquelicot's is_lim) of p_max
+     itself under its hypothesis on s·δ; and p_max >= 1/(1+(n−1)n^{−sΔ}) for every list
+     of other logits at least Δ below the top one.
+   Leaves out: nothing of the sympy claim; a limit over the reals gives the one over set
+     sizes. *)
 From Coq Require Import Reals List Lra Psatz.
 From Coquelicot Require Import Coquelicot.
 From SoftmaxDispersion Require Import Statements Lemmas Limits.
@@ -18,16 +16,9 @@ Open Scope R_scope.
 Theorem T10 : T10_statement.
 Proof.
   unfold T10_statement.
-  intros Delta M S m n q s l Hlen HS Hn Hs Hq Hgap.
+  intros Delta M S m n s l Hlen HS Hn Hs Hgap.
+  pose proof (spike_limit_regimes (s * (M - m))) as [Habove [Hat Hbelow]].
   split; [| split; [| split; [| split]]].
-  - (* sδ = 1: n/(2n − 1) -> 1/2 *)
-    apply is_lim_ext with (fun x => (1 * x + 0) / (2 * x + - 1)).
-    + intro x. f_equal; ring.
-    + apply lim_ratio. lra.
-  - (* sδ = 1 + q > 1: the paper's regime "sδ > 1" at the exponent q + 1 *)
-    apply (proj1 (spike_limit_regimes (q + 1))). lra.
-  - (* sδ = 1 − q < 1: the regime "sδ < 1" at the exponent 1 − q *)
-    apply (proj2 (proj2 (spike_limit_regimes (1 - q)))). lra.
   - (* the gap floor: each other term is at most exp(M s ln n) / n^{sΔ} *)
     assert (Hln : 0 < ln n) by (rewrite <- ln_1; apply ln_increasing; lra).
     set (E := exp (M * s * ln n)).
@@ -52,6 +43,12 @@ Proof.
     + replace ((n - 1) / P) with ((n - 1) * (E / P) / E) by (field; lra).
       assert (E * (1 + (n - 1) * (E / P) / E) = E + (n - 1) * (E / P)) by (field; lra).
       lra.
+  - (* sδ = 1: the lemma at the exponent s(M − m) *)
+    exact Hat.
+  - (* sδ > 1 *)
+    exact Habove.
+  - (* sδ < 1 *)
+    exact Hbelow.
   - (* the spike: exp(M s ln n) = n^{s(M−m)} exp(m s ln n) *)
     set (A := exp (m * s * ln n)). set (B := exp (M * s * ln n)).
     assert (HA : 0 < A) by apply exp_pos.
