@@ -60,7 +60,11 @@ from softmax_dispersion.testing.kinds import (
 )
 from softmax_dispersion.testing.properties import PROPERTIES, Context, Property, Tally
 from softmax_dispersion.testing.report import PropertyResult, Report
-from softmax_dispersion.testing.rows import ALONE_LENGTHS, CONTRACT, PADDED_LENGTHS
+from softmax_dispersion.testing.rows import (
+    ALONE_LENGTHS,
+    PADDED_LENGTHS,
+    UNPADDED_LENGTHS,
+)
 from softmax_dispersion.testing.tolerance import Tolerance
 
 __all__ = [
@@ -423,7 +427,7 @@ def run_dtype(plan: Plan, dtype: str) -> DtypeOutcome:
         tolerance=plan.tolerance,
         seed=plan.seed,
         options=plan.options,
-        call=Caller(plan.fn, plan.library, dtype, CONTRACT if kind.arguments[0] == "x" else ""),
+        call=Caller(plan.fn, plan.library, dtype, kind.contract),
         context=Context(
             kind=kind.name,
             dtype=dtype,
@@ -511,8 +515,8 @@ def _library_notes(plan: Plan) -> set[str]:
     if getattr(getattr(engine, "spec", None), "pads", False):
         notes.add(
             "jax: rows padded with masked entries to lengths "
-            f"{', '.join(map(str, PADDED_LENGTHS))} (137 and 1238 kept), one compilation "
-            "per length and dtype"
+            f"{', '.join(map(str, PADDED_LENGTHS))} ({', '.join(map(str, UNPADDED_LENGTHS))} "
+            "kept), one compilation per length and dtype"
         )
     return notes
 

@@ -35,24 +35,54 @@ The record (cheap data)
     target word fixes the array library, :data:`TARGET_LIBRARIES`); ``log_output``
     (outputs are log-probabilities: absolute tolerance, ULPs counted at
     ``max(|value|, 1)``); ``assert_source`` (the reproducer's check line for an accuracy
-    failure, ``{call}`` replaced by the call; ``""`` prints the value instead).
+    failure, ``{call}`` replaced by the call; ``""`` prints the value instead);
+    ``contract`` (what an implementation returning another shape is told).
 
 The engine (heavy, imported on first use; see
 :class:`~softmax_dispersion.testing.engine.Engine`)
-    ``suites()`` (every suite it can build, by name), ``cases(session, names)`` (the
-    cases of those suites in the session's dtype), ``evaluate(cases, session)`` (calls
-    the implementation through ``session.call`` with
-    :class:`~softmax_dispersion.testing.calls.Call` objects, which may carry several
-    arrays and keywords, and yields one
-    :class:`~softmax_dispersion.testing.properties.CaseRun` per case: outputs, certified
-    references, allowances, optional strict allowances and textbook outputs),
-    ``policies(session)`` (yields one
-    :class:`~softmax_dispersion.testing.engine.PolicyOutcome` per policy input) and
-    ``expected(arrays, dtype, options)`` (the certified output on given inputs).
+    ``suites()`` (every suite it can build: name → ``builder(dtype, seed)``);
+    ``cases(session, names)`` (the cases of those suites in the session's dtype, each
+    with a ``name`` ``"suite/case"``); ``evaluate(cases, session)``; ``policies(session)``
+    (yields one :class:`~softmax_dispersion.testing.engine.PolicyOutcome` per policy
+    input: the key, the observed name or the values listed, the input and output as a
+    :class:`~softmax_dispersion.testing.report.Worst`, ``non_finite``, and a ``label``
+    when a policy has several inputs); ``expected(arrays, dtype, options)`` (the
+    certified output on given inputs, for ``expected_output``).
 
-A kind with fully masked rows names them as a :class:`Policy` (``"fully masked row"``:
-NaN, zeros, uniform); a kind whose input is finite but unusual (a row of ``finfo.min``)
-marks the policy ``finite=True``: a non-finite output there fails ``accuracy``.
+``evaluate`` calls the implementation through ``session.call`` (a
+:class:`~softmax_dispersion.testing.calls.Caller`) with
+:class:`~softmax_dispersion.testing.calls.Call` objects: named positional arrays in
+order (float64 values, rounded to the dtype by the caller; booleans become the
+library's masks), keywords (arrays among them converted the same way, anything else,
+``is_causal=True``, ``scale=0.125``, passed as it is) and the output shape expected.
+It gets back the exact inputs by name and the output as float64; the caller raises
+:class:`~softmax_dispersion.testing.calls.SoftmaxCallError` for an exception or a wrong
+shape, and records a modified input or a reused output buffer.  ``session`` also holds
+the dtype, the library adapter (``compiles_per_shape``: pad to few shapes), the
+tolerance, the seed, the kind's options, the properties' shared
+:class:`~softmax_dispersion.testing.properties.Context` and ``notes``.
+
+``evaluate`` yields one :class:`~softmax_dispersion.testing.properties.CaseRun` per case:
+``main`` (an :class:`~softmax_dispersion.testing.properties.Evaluated`), and where the
+kind has them ``shifted`` (copies the output must not change on), ``permuted`` (a
+permutation and the evaluated permuted copy) and ``alone`` (rows evaluated on their
+own).  Every kind's ``Evaluated`` has the output and the certified reference as 2-D
+rows, the absolute allowance of every element (finite), the principal input as rows
+(``inputs``, what the report shows), and optionally ``scale`` (where ULPs are counted,
+for an allowance per element in a natural scale such as ``Σ_j p_j |v_j|``), ``strict``
+(the strict model's allowance beside the default one), ``textbook`` (a plain two-pass
+implementation's output, 16-bit only: the report's error ratio), and for reproducers
+``arrays`` (every argument by name), ``call`` (``"fn(q, k, v, attn_mask=attn_mask)"``)
+and ``rebuild`` (expressions rebuilding long arrays from the suites).  The row kinds fill
+``logits``, ``probs`` and ``beta`` too, which only their own properties read.
+
+The properties named in the record judge every ``CaseRun``; one a new kind needs is one
+more :class:`~softmax_dispersion.testing.properties.Property` in ``PROPERTIES`` (its
+check reads the fields it needs), named in the record.  What every kind shares is the
+battery's: ``accuracy`` (with the NaN rule: a non-finite output where the reference is
+finite always fails), ``fresh_output``, the ``subnormals`` and ``input`` behaviours,
+required policies, a policy output that none of its names fits (the ``policy``
+property), and the report.
 
 Examples
 --------
@@ -221,6 +251,8 @@ class Kind:
         Outputs are log-probabilities (absolute tolerance).
     assert_source : str
         The reproducer's check of an accuracy failure (``{call}``: the call).
+    contract : str
+        What an implementation returning another shape is told.
     """
 
     name: str
@@ -237,6 +269,7 @@ class Kind:
     targets: Mapping[str, str] = field(default_factory=dict)
     log_output: bool = False
     assert_source: str = ""
+    contract: str = ""
 
     def load(self) -> Engine:
         """The kind's engine (its module imported on first use)."""
@@ -344,6 +377,7 @@ _BUILT_INS = {
     "jax": f"{_TARGETS}:jax_target",
 }
 _ASSERT = "from softmax_dispersion.testing import assert_softmax_close\n"
+_ROW_CONTRACT = "it must normalise over the last axis and keep the shape"
 
 
 def _register(*kinds: Kind) -> dict[str, Kind]:
@@ -363,6 +397,7 @@ KINDS: dict[str, Kind] = _register(
         engine=f"{_ROWS}:SOFTMAX",
         suites=_ROW_SUITES,
         properties=_ROW_PROPERTIES,
+        contract=_ROW_CONTRACT,
         policies=_row_policies("zeros"),
         targets=_BUILT_INS,
         assert_source=_ASSERT + "assert_softmax_close({call}, x)",
@@ -376,6 +411,7 @@ KINDS: dict[str, Kind] = _register(
         engine=f"{_ROWS}:LOG_SOFTMAX",
         suites=_ROW_SUITES,
         properties=_ROW_PROPERTIES,
+        contract=_ROW_CONTRACT,
         policies=_row_policies("-inf"),
         targets=_BUILT_INS,
         log_output=True,
@@ -390,6 +426,7 @@ KINDS: dict[str, Kind] = _register(
         engine=f"{_ROWS}:ADAPTIVE_TEMPERATURE",
         suites=_ROW_SUITES,
         properties=_ROW_PROPERTIES,
+        contract=_ROW_CONTRACT,
         policies=_row_policies("zeros"),
     ),
     Kind(
@@ -401,6 +438,7 @@ KINDS: dict[str, Kind] = _register(
         engine=f"{_ROWS}:SSMAX",
         suites=tuple(s for s in _ROW_SUITES if s != "masks"),
         properties=_ROW_PROPERTIES,
+        contract=_ROW_CONTRACT,
         policies=_row_policies("zeros"),
         options=(Option("s", "scale s > 0 of SSMax (β = s·log n)"),),
         skipped_suites={"masks": "its n is ambiguous under masks"},
@@ -414,6 +452,7 @@ KINDS: dict[str, Kind] = _register(
         engine=f"{_ROWS}:MASKED_SOFTMAX",
         suites=_ROW_SUITES,
         properties=_ROW_PROPERTIES,
+        contract=_ROW_CONTRACT,
         policies=_MASKED_POLICIES,
         targets={k: v for k, v in _BUILT_INS.items() if k != "scipy"},
         assert_source=_ASSERT + "assert_softmax_close({call}, x, mask=mask)",

@@ -78,8 +78,6 @@ UNPADDED_LENGTHS = (*OFF_BLOCK_LENGTHS, *ODD_WIDTHS)
 """... except rows of these lengths, kept as they are: the widths of known kernel bugs."""
 ALONE_LENGTHS = (16, OFF_BLOCK_LENGTHS[0])
 """... and rows are checked alone (batch independence) at these lengths only."""
-CONTRACT = "it must normalise over the last axis and keep the shape"
-"""What an implementation returning another shape is told."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from softmax_dispersion.testing import check_softmax
@@ -107,3 +108,29 @@ def test_a_kind_record_is_frozen_data() -> None:
     with pytest.raises(KeyError):
         record.policy("fully masked row")
     assert record.options[0].read("s", 0.5) == 0.5
+
+
+def _builtins() -> list[object]:
+    found = []
+    for name, record in KINDS.items():
+        for word in record.targets:
+            slow = word in ("torch", "jax")
+            found.append(pytest.param(word, name, marks=[pytest.mark.slow] if slow else []))
+    return found
+
+
+@pytest.mark.parametrize(("word", "kind_name"), _builtins())
+def test_every_builtin_target_passes_the_strict_model(word: str, kind_name: str) -> None:
+    # Every real library computes a max-shifted formulation: the strict model (any
+    # summation order, no log-sum-exp allowance) passes each, in every dtype.
+    import importlib.util
+    import warnings
+
+    library = TARGET_LIBRARIES[word]
+    if importlib.util.find_spec(word) is None:
+        pytest.skip(f"{word} is not installed")
+    target = builtin(word, kind_name)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        report = check_softmax(target.fn, kind=kind_name, library=library, tolerance="strict")
+    assert report.passed, report.text()

@@ -50,20 +50,24 @@ def test_wrong_implementations_fail_naming_the_property(name: str) -> None:
         report.raise_if_failed()
 
 
-def _failing_properties() -> set[str]:
+def _failing_properties(wanted: set[str]) -> set[str]:
+    """The properties the numpy entries of both zoos fail, until ``wanted`` are all seen."""
     found: set[str] = set()
     for entry in WRONG.values():
-        if entry.library == "numpy":
+        if entry.library == "numpy" and not wanted <= found:
             found |= {r.name for r in _check(entry, dtypes=["float16", "float32"]).failures}
     for entry in second_zoo.WRONG.values():
-        if entry.library == "numpy":
-            report = check_softmax(entry.fn, kind=entry.kind, policies=dict(entry.policies))
+        if entry.library == "numpy" and not wanted <= found:
+            report = check_softmax(
+                entry.fn, kind=entry.kind, dtypes=entry.dtypes, policies=dict(entry.policies)
+            )
             found |= {r.name for r in report.failures}
     return found
 
 
 def test_every_property_of_the_registry_is_seen_to_fail() -> None:
-    assert {p.name for p in PROPERTIES} <= _failing_properties()
+    wanted = {p.name for p in PROPERTIES}
+    assert wanted <= _failing_properties(wanted)
 
 
 def test_a_sequential_16_bit_sum_fails_every_model_but_only_in_16_bits() -> None:
@@ -75,8 +79,9 @@ def test_a_sequential_16_bit_sum_fails_every_model_but_only_in_16_bits() -> None
     assert accuracy.hint.startswith("a sum held in the 16-bit format") or "uniform" in (
         accuracy.message
     )
-    pairwise = _check(WRONG["sequential_16bit_sum"], tolerance="pairwise", dtypes=["float32"])
-    assert not pairwise.passed  # the tighter opt-in model assumes a pairwise sum
+    # The strict model takes any summation order too: a float32 sequential sum passes it.
+    strict = _check(WRONG["sequential_16bit_sum"], tolerance="strict", dtypes=["float32"])
+    assert strict.passed, strict.text()
 
 
 def test_policies_are_reported_not_failed() -> None:
