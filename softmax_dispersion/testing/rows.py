@@ -344,6 +344,10 @@ class RowEngine:
         return cases
 
     def _scale_lengths(self, session: Session) -> tuple[int, ...]:
+        """The lengths of the finfo.min rows: where the kind's scale exceeds 1 (β = 1:
+        the length changes nothing, one row of 4)."""
+        if self.spec.beta == "one":
+            return scale_lengths()[:1]
         s = session.options.get("s") if self.spec.beta == "ssmax" else None
         return scale_lengths(s)
 
@@ -440,10 +444,39 @@ class RowEngine:
                 session.unsupported.append(f"{shape}: {exc}")
                 continue
             logits = exact if masks is None else np.where(masks, exact, -np.inf)
-            ref = _reference(logits, self.spec, session.dtype, session.options.get("s"))
+            widths = [request.rows.shape[-1] for request in requests]
+            counts = [rows.shape[0] for rows, _ in inputs]
+            ref = self._reference(session, logits, widths, counts)
             yield from self._runs(
                 session, requests, inputs, exact, out, out_dtype, ref, length, shape
             )
+
+    def _reference(
+        self, session: Session, logits: F64, widths: list[int], counts: list[int]
+    ) -> _Ref:
+        """The reference of a call's rows; padded rows without their padding.
+
+        A padded call stacks rows of several lengths (32,000 and 128,256 entries padded
+        to 262,144 for jax): each length's rows are referenced at their own width, so
+        the certified pass never runs over the padding.
+        """
+        s = session.options.get("s")
+        if all(width == logits.shape[-1] for width in widths):
+            return _reference(logits, self.spec, session.dtype, s)
+        values = np.full(logits.shape, np.nan)
+        probs = np.zeros(logits.shape)
+        beta = np.ones(logits.shape[0])
+        beta_error = np.zeros(logits.shape[0])
+        starts = np.cumsum([0, *counts])
+        for width in sorted(set(widths)):
+            rows = np.concatenate(
+                [np.arange(starts[k], starts[k + 1]) for k, w in enumerate(widths) if w == width]
+            )
+            part = _reference(logits[rows, :width], self.spec, session.dtype, s)
+            values[rows, :width], probs[rows, :width] = part.values, part.probs
+            beta[rows] = np.broadcast_to(np.asarray(part.beta).reshape(-1), rows.shape)
+            beta_error[rows] = np.broadcast_to(np.asarray(part.beta_error).reshape(-1), rows.shape)
+        return _Ref(values, probs, beta, beta_error)
 
     def _runs(
         self,

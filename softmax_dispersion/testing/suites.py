@@ -6,12 +6,12 @@ dtype by the battery, with a boolean mask for the cases that have masked entries
 ``random``
     Seeded normal rows (``numpy.random.default_rng(seed)``) of lengths 1, 2, 3, 5, 7, 8,
     137, 1238, 2049 and 4096 at scales from 1e-5 to 30 and several offsets, one row of
-    16384; the odd widths of known CUDA bugs (:data:`ODD_WIDTHS`: 517, pytorch#143644;
-    999, an odd width in 513–1023 with ``n mod 32 != 31``, pytorch#147284) in several
-    rows; and rows of vocabulary length (:data:`LONG_LENGTHS`: 32,000 with a small
-    spread, so that 16-bit running totals meet sums far above 2048, and 128,256 and
-    262,144 with entries more than 88 below the maximum, where a long-row path that
-    takes ``log(exp(t)/S)`` underflows).
+    16384; the odd width of known CUDA bugs (:data:`ODD_WIDTHS`: 517, pytorch#143644,
+    and odd in 513–1023 with ``n mod 32 != 31``, pytorch#147284) in four rows; and rows
+    of vocabulary length (:data:`LONG_LENGTHS`: 32,000 with a small spread, so that
+    16-bit running totals meet sums far above 2048, and 128,256 and 262,144 with
+    entries more than 88 below the maximum, where a long-row path that takes
+    ``log(exp(t)/S)`` underflows).
 ``families``
     One row of every finite family of the registry
     :data:`softmax_dispersion.numerics.families.FAMILIES` (spike, dip, two-level,
@@ -96,9 +96,9 @@ RANDOM_LENGTHS = (1, 2, 3, 8, 137, 1238, 2049, 4096)
 """Row lengths of the random suite (plus one row of 16384 and :data:`ODD_LENGTHS`)."""
 ODD_LENGTHS = (5, 7)
 """Odd row lengths of the random suite (their own generator)."""
-ODD_WIDTHS = (517, 999)
-"""Odd widths behind CUDA softmax bugs: 517 (pytorch#143644) and one in 513–1023 with
-``n mod 32 != 31`` (pytorch#147284), four rows each."""
+ODD_WIDTHS = (517,)
+"""Odd widths behind CUDA softmax bugs, four rows each: 517 is pytorch#143644's, and an
+odd width in 513–1023 with ``n mod 32 != 31`` (517 mod 32 = 5), pytorch#147284's."""
 LONG_LENGTHS = (32000, 128256, 262144)
 """Rows of vocabulary length (one each): beyond the 16,384 of the earlier suites."""
 _LONG_SCALES = (0.5, 30.0, 30.0)
