@@ -122,6 +122,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="also write report.md, report.json and the worst inputs (.npy) into DIR",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="every dtype of a failing property in full (by default its worst dtype, and "
+        "one line for each other)",
+    )
     return parser
 
 
@@ -268,12 +275,14 @@ def run(args: argparse.Namespace) -> int:
         raise usage_error(error, flags) from None
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "report.md").write_text(report.to_markdown(args.out) + "\n")
+        (args.out / "report.md").write_text(
+            report.to_markdown(args.out, verbose=args.verbose) + "\n"
+        )
         (args.out / "report.json").write_text(report.to_json() + "\n")
     if args.json:
         print(report.to_json())
     else:
-        print(report.text(args.out))
+        print(report.text(args.out, verbose=args.verbose))
         if args.out is not None:
             print(f"report written to {args.out}")
         print("PASSED" if report.passed else "FAILED")

@@ -236,3 +236,18 @@ def test_check_help_is_built_from_the_registry_without_numpy() -> None:
     flat = " ".join(text.split())
     assert "ssmax: fn(x)" in flat and "masked_softmax: fn(x, mask)" in flat and "--s S" in flat
     assert took < 1.0, took
+
+
+def test_a_failing_property_takes_about_20_lines_and_verbose_shows_every_dtype(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["check", "mysoftmax:softmax", "--dtypes", "float32,float64", "--suites", "random"]
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    blocks = out.split("\n\n")
+    failing = [b for b in blocks if "failed; worst" in b.splitlines()[0]]
+    assert failing and all(len(b.splitlines()) <= 20 for b in failing), failing
+    assert "  also [float64]: " in out
+    assert main([*argv, "-v"]) == 1
+    verbose = capsys.readouterr().out
+    assert "accuracy [float64]: " in verbose and "also [float64]" not in verbose
