@@ -4,9 +4,11 @@ Correct entries compute softmax (or log-softmax, or a masked softmax) in one of 
 correct code does: sequential loops, blocked and tree sums, compensated sums, wider
 internal formats, ``np.logaddexp.reduce``,
 ``exp(x − logsumexp(x))``, ``x − logsumexp(x)``, the exp of a log-softmax, a product with
-the reciprocal of the sum, an online (running-maximum) softmax, torch over a non-last
-dimension, jax (float64 through 64-bit types), jax's ``where=`` and torch's masks.  The
-battery must pass each (no false alarm) under the default tolerance.
+the reciprocal of the sum, an online (running-maximum) softmax, onnxruntime's MLAS
+kernels (16 lanes, a product with the reciprocal; ``x + (−max) − log(sum)``), torch over
+a non-last dimension, jax (float64 through 64-bit types), jax's ``where=`` and torch's
+masks.  The battery must pass each (no false alarm) under the default tolerance, and
+every one but the log-sum-exp and log-add-exp formulations under the strict one.
 
 Wrong entries are the bugs the first oracle let through or misreported: a "safe"
 softmax that zeroes partially masked rows, 0.5 on masked entries, 16-bit block sums,
@@ -15,8 +17,11 @@ sentinel masks above the visible logits, flushed 16-bit subnormals; and those fo
 attacking the oracle from outside: wrong only beyond 1000 entries, float32 results for
 float64, an error growing faster than the allowance, a single finite entry among −inf
 taken for a masked row, a narrower format's ``finfo.min`` as the sentinel, a view of
-the input, a reused output buffer, a stale result from the second call on.  Each names
-what must fail (a property, or a required behaviour).
+the input, a reused output buffer, a stale result from the second call on; and the misses
+of a blind zoo: the inputs tiled kernels meet (a masked leading tile, vocabulary-length rows,
+16-bit running totals, odd widths) and, under the strict model, the log-sum-exp
+formulations and a row's common scale error.  Each names what must fail (a property, or
+a required behaviour), and the model it is checked under.
 
 Functions take numpy arrays ``(batch, n)`` unless their entry names another library.
 """
@@ -222,6 +227,24 @@ def sequential_log_softmax(x: Array) -> Array:
     w = _acc(x)
     shifted = w - w.max(axis=-1, keepdims=True)
     return _out(shifted - np.log(_running_sum(np.exp(shifted)))[:, None], x)
+
+
+def onnxruntime_like_softmax(x: Array) -> Array:
+    """Softmax-13 as onnxruntime's MLAS kernel computes it: the maximum, ``exp(x − max)``
+    accumulated in 16 vector lanes, the lanes added, then every term times ``1/sum``."""
+    w = _acc(x)
+    e = np.exp(w - w.max(axis=-1, keepdims=True))
+    lanes = _running_sum(_tiles(e, 16), axis=1)
+    total = _running_sum(lanes)
+    return _out(e * (1 / total)[:, None], x)
+
+
+def onnxruntime_like_log_softmax(x: Array) -> Array:
+    """LogSoftmax-13 as MLAS computes it: ``x + (−max) − log(sum)``."""
+    w = _acc(x)
+    negative_max = -w.max(axis=-1, keepdims=True)
+    total = _running_sum(_running_sum(_tiles(np.exp(w + negative_max), 16), axis=1))
+    return _out((w + negative_max) - np.log(total)[:, None], x)
 
 
 # --- correct: other libraries ----------------------------------------------------------------
@@ -641,6 +664,8 @@ CORRECT: dict[str, Entry] = {
     "x_minus_logsumexp": Entry(x_minus_logsumexp, kind="log_softmax"),
     "logaddexp_reduce_log_softmax": Entry(logaddexp_reduce_log_softmax, kind="log_softmax"),
     "sequential_log_softmax": Entry(sequential_log_softmax, kind="log_softmax"),
+    "onnxruntime_like_softmax": Entry(onnxruntime_like_softmax),
+    "onnxruntime_like_log_softmax": Entry(onnxruntime_like_log_softmax, kind="log_softmax"),
     "torch_softmax_dim0": Entry(torch_softmax_dim0, library="torch"),
     "torch_log_softmax_dim0": Entry(torch_log_softmax_dim0, kind="log_softmax", library="torch"),
     "torch_exp_minus_logsumexp": Entry(torch_exp_minus_logsumexp, library="torch"),

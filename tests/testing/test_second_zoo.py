@@ -210,11 +210,22 @@ def test_the_strict_model_names_what_only_a_log_sum_exp_needs() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["sequential_loop", "blocked_sum", "online_softmax", "reciprocal", "wider_internally"]
+    "name",
+    [
+        "sequential_loop",
+        "blocked_sum",
+        "online_softmax",
+        "reciprocal",
+        "wider_internally",
+        "onnxruntime_like_softmax",
+        "onnxruntime_like_log_softmax",
+    ],
 )
 def test_the_strict_model_passes_max_shifted_implementations(name: str) -> None:
     entry = CORRECT[name]
-    report = check_softmax(entry.fn, dtypes=["float16", "float32"], tolerance="strict")
+    report = check_softmax(
+        entry.fn, kind=entry.kind, dtypes=["float16", "float32"], tolerance="strict"
+    )
     assert report.passed, report.text()
 
 
