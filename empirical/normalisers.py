@@ -89,6 +89,16 @@ def row_lengths(logits: torch.Tensor) -> torch.Tensor:
     return (logits > -math.inf).sum(dim=-1)
 
 
+def _log_lengths(logits: torch.Tensor) -> torch.Tensor:
+    """``log n`` of each row, in the logits' dtype.
+
+    The count is taken to float32 or wider first: a 16-bit float holds no count above
+    65504 (float16 turns 128,256 into inf, and β = s·log n with it).
+    """
+    wide = torch.promote_types(logits.dtype, torch.float32)
+    return row_lengths(logits).to(wide).log().to(logits.dtype)
+
+
 class Normaliser(nn.Module):
     """Base class: subclasses implement :meth:`forward`."""
 
@@ -280,7 +290,7 @@ class ScalableSoftmax(Normaliser):
         self.s = nn.Parameter(torch.full((members,), float(s)))
 
     def forward(self, logits: torch.Tensor) -> Normalised:
-        log_n = row_lengths(logits).to(logits.dtype).log()
+        log_n = _log_lengths(logits)
         beta = self.s.to(logits.dtype).view(-1, *[1] * (logits.dim() - 2)) * log_n
         return self._softmax(logits, beta)
 
@@ -293,7 +303,7 @@ class LogN(Normaliser):
     length_scaled = True
 
     def forward(self, logits: torch.Tensor) -> Normalised:
-        return self._softmax(logits, row_lengths(logits).to(logits.dtype).log())
+        return self._softmax(logits, _log_lengths(logits))
 
 
 class _Entmax(Normaliser):

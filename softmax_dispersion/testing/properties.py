@@ -41,20 +41,19 @@ tolerance is absolute: at ``max(|expected|, 1)``); allowances in the same unit.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from softmax_dispersion.numerics.rounding import float_format
+from softmax_dispersion.numerics.rounding import FORMATS, float_format
 from softmax_dispersion.testing.assertions import compare
 from softmax_dispersion.testing.report import PropertyResult, Worst
-from softmax_dispersion.testing.suites import Case
-from softmax_dispersion.testing.tolerance import flushing_is_named
+from softmax_dispersion.testing.tolerance import accumulation_format, flushing_is_named
 
-__all__ = ["PROPERTIES", "CaseRun", "Context", "Evaluated", "Property", "Tally"]
+__all__ = ["PROPERTIES", "CaseRun", "Context", "Evaluated", "Lenient", "Property", "Tally"]
 
 F64 = npt.NDArray[np.float64]
 Bool = npt.NDArray[np.bool_]
@@ -62,44 +61,94 @@ Bool = npt.NDArray[np.bool_]
 
 @dataclass(frozen=True)
 class Evaluated:
-    """One batch of rows given to the implementation, with its expectation.
+    """One batch of outputs of the implementation, with its expectation.
+
+    The first fields are every kind's; the row kinds (softmax along the last axis) fill
+    ``logits``, ``probs`` and ``beta`` too, which their own properties read.
 
     Attributes
     ----------
     label : str
         The case's name and what was done to it (``"random/n8 + 64"``).
     inputs : numpy.ndarray
-        What the implementation got, as exact float64 values of the dtype.
-    logits : numpy.ndarray
-        What the reference is of: ``inputs`` with masked entries ``−inf``.
-    mask : numpy.ndarray or None
-        The mask given to a masked softmax.
+        The principal input as rows (``x``), exact float64 values of the dtype: what
+        a report shows as the worst input.
     out : numpy.ndarray
-        The implementation's output (float64 values).
-    values, probs : numpy.ndarray
-        The certified reference in the dtype, and the coefficients as float64.
-    beta : numpy.ndarray
-        The effective inverse temperature per row, shape ``(rows, 1)``.
+        The implementation's output as rows (float64 values), 2-D.
+    values : numpy.ndarray
+        The certified reference, correctly rounded to the dtype, shaped like ``out``.
     allowed : numpy.ndarray
-        The absolute allowance of every element.
+        The absolute allowance of every element (finite, ``>= 0``).
+    logits : numpy.ndarray or None
+        Row kinds: ``inputs`` with masked entries ``−inf``.
+    mask : numpy.ndarray or None
+        The boolean mask of a masked call (True where an entry takes part).
+    probs : numpy.ndarray or None
+        Row kinds: the exact coefficients as float64.
+    beta : numpy.ndarray or None
+        Row kinds: the effective inverse temperature per row, shape ``(rows, 1)``.
+    strict : numpy.ndarray or None
+        The allowance of the strict model where the default one was used (to say when
+        a pass relied on an allowance only a log-sum-exp formulation needs).
+    textbook : numpy.ndarray or None
+        The output of a plain two-pass implementation in the same dtype (float32
+        accumulation) on the same inputs, for the error ratio of 16-bit checks.
+    scale : numpy.ndarray or None
+        Where ULPs are counted (a natural scale per element); ``None``: at the
+        reference value (log outputs: at ``max(|value|, 1)``).
+    arrays : mapping
+        Every argument of the call for reproducers, by name (``{"x": ..., "mask":
+        ...}``); empty: ``x`` (and ``mask``) from ``inputs`` and ``mask``.
+    call : str
+        The call for reproducers (``"fn(x, mask)"``); empty: the kind's.
+    rebuild : mapping
+        Python expressions that rebuild arrays from the suites (``{"x":
+        "build_case('random/n1238', 'float32')"}``), for reproducers of long inputs.
     """
 
     label: str
     inputs: F64
-    logits: F64
-    mask: Bool | None
     out: F64
     values: F64
-    probs: F64
-    beta: F64
     allowed: F64
+    logits: F64 | None = None
+    mask: Bool | None = None
+    probs: F64 | None = None
+    beta: F64 | None = None
+    strict: F64 | None = None
+    textbook: F64 | None = None
+    scale: F64 | None = None
+    arrays: Mapping[str, Any] = field(default_factory=dict)
+    call: str = ""
+    rebuild: Mapping[str, str] = field(default_factory=dict)
+
+    def row_data(self) -> tuple[F64, F64, F64]:
+        """``(logits, probs, beta)`` of a row kind (the row properties need them)."""
+        assert self.logits is not None and self.probs is not None and self.beta is not None
+        return self.logits, self.probs, self.beta
 
 
 @dataclass(frozen=True)
 class CaseRun:
-    """One case, evaluated: the case itself and every variant the properties need."""
+    """One case, evaluated: the case itself and every variant the properties need.
 
-    case: Case
+    Attributes
+    ----------
+    case : object
+        The engine's case (it has a ``name``, ``"suite/case"``).
+    main : Evaluated
+        The case as it is.
+    out_dtype : str
+        The dtype of the outputs.
+    shifted : list of (float, Evaluated)
+        Copies with a constant added to the logits (softmax is invariant).
+    permuted : (permutation, Evaluated) or None
+        A copy with the entries permuted.
+    alone : list of (int, numpy.ndarray)
+        Rows of ``main`` evaluated alone (batch independence): the row and its output.
+    """
+
+    case: Any
     main: Evaluated
     out_dtype: str
     shifted: list[tuple[float, Evaluated]] = field(default_factory=list)
@@ -107,19 +156,41 @@ class CaseRun:
     alone: list[tuple[int, F64]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Lenient:
+    """Elements the default tolerance allowed only through a non-strict formulation."""
+
+    label: str
+    error_ulps: float
+    strict_ulps: float
+    allowed_ulps: float
+
+
 @dataclass
 class Context:
-    """What every check of one dtype shares, and the behaviours it observes."""
+    """What every check of one dtype shares, and the behaviours it observes.
+
+    Attributes
+    ----------
+    kind, dtype : str
+        What is checked.
+    flush_allowed : bool
+        Whether a flushed subnormal output is a named behaviour (not a failure).
+    log : bool
+        Outputs are log-probabilities (absolute tolerance; ULPs at ``max(|v|, 1)``).
+    subnormals : set of str
+        Observed: ``"flushed"``, ``"kept"``.
+    lenient : list of Lenient
+        Where a pass relied on an allowance only the log-sum-exp (or scale-first)
+        formulations need (the strict model's allowance was exceeded).
+    """
 
     kind: str
     dtype: str
     flush_allowed: bool
+    log: bool = False
     subnormals: set[str] = field(default_factory=set)
-
-    @property
-    def log(self) -> bool:
-        """Whether the outputs are log-probabilities."""
-        return self.kind == "log_softmax"
+    lenient: list[Lenient] = field(default_factory=list)
 
 
 @dataclass
@@ -133,6 +204,12 @@ class Tally:
     worst: Worst | None = None
     message: str = ""
     hint: str = ""
+    textbook_ulp: float | None = None
+
+    def baseline(self, ulps: float) -> None:
+        """Keep the largest error of the textbook two-pass softmax on the same cases."""
+        ulps = math.inf if math.isnan(ulps) else ulps
+        self.textbook_ulp = max(self.textbook_ulp or 0.0, ulps)
 
     def add(
         self,
@@ -168,6 +245,7 @@ class Tally:
             else "ok",
             worst=self.worst,
             hint=self.hint if self.failures else "",
+            textbook_ulp=self.textbook_ulp,
         )
 
 
@@ -194,7 +272,22 @@ class Property:
 
 
 def _visible(ev: Evaluated) -> Bool:
-    return np.isfinite(ev.logits)
+    return np.isfinite(ev.row_data()[0])
+
+
+def _worst(ev: Evaluated, r: int, c: int, **values: Any) -> Worst:
+    """The report's record of element ``(r, c)`` of ``ev``."""
+    return Worst(
+        case=ev.label,
+        row=r,
+        column=c,
+        inputs=ev.inputs,
+        mask=ev.mask,
+        arrays=dict(ev.arrays),
+        call=ev.call,
+        rebuild=dict(ev.rebuild),
+        **values,
+    )
 
 
 def judge(
@@ -215,17 +308,22 @@ def judge(
     Errors and allowances are in ULPs at ``expected`` (or at ``unit_at``).
 
     With ``flush``, a zero where the expected value is a non-zero subnormal of a dtype
-    with float32's range (float32, float64, bfloat16) is a named behaviour
+    with float32's range (float32, float64, bfloat16), or within its allowance of one, is
+    a named behaviour
     (``subnormals: flushed``), not a failure, unless the caller requires gradual
     underflow.
     """
+    if unit_at is None:
+        unit_at = ev.scale
     result = compare(actual, expected, allowed, ctx.dtype, log=ctx.log, unit_at=unit_at)
     bad = result.bad
     ulps = result.ulps
     if flush and not ctx.log:
         tiny = 2.0 ** float_format(ctx.dtype).emin
         with np.errstate(all="ignore"):
-            sub = (np.abs(expected) < tiny) & (expected != 0)
+            # A value that may be computed as a subnormal (within its allowance) may be
+            # flushed: XLA's bfloat16 softmax flushes outputs a few ulps above FLT_MIN.
+            sub = (np.abs(expected) - allowed < tiny) & (expected != 0)
         flushed = bad & sub & (actual == 0)
         if flushed.any():
             ctx.subnormals.add("flushed")
@@ -247,17 +345,15 @@ def judge(
     max_ulp = float(np.max(ulps)) if ulps.size else 0.0
 
     def describe() -> tuple[Worst, str, str]:
-        worst = Worst(
-            case=ev.label,
-            row=r,
-            column=c,
+        worst = _worst(
+            ev,
+            r,
+            c,
             actual=float(actual[r, c]),
             expected=float(expected[r, c]),
             allowance=float(allowed[r, c]),
             error_ulps=float(ulps[r, c]),
             allowed_ulps=float(result.allowed_ulps[r, c]),
-            inputs=ev.inputs,
-            mask=ev.mask,
             extra=dict(extra or {}),
         )
         message = (
@@ -285,17 +381,15 @@ def _rows_failed(
     r = int(np.argmax(bad)) if failures else 0
 
     def describe() -> tuple[Worst, str, str]:
-        worst = Worst(
-            case=ev.label,
-            row=r,
-            column=column,
+        worst = _worst(
+            ev,
+            r,
+            column,
             actual=actual(r),
             expected=expected(r),
             allowance=allowance(r),
             error_ulps=math.nan,
             allowed_ulps=math.nan,
-            inputs=ev.inputs,
-            mask=ev.mask,
         )
         return worst, f"{failures}/{bad.shape[0]} rows of {ev.label}: {text(r)}", hint
 
@@ -305,13 +399,58 @@ def _rows_failed(
 # --- hints ----------------------------------------------------------------------------------
 
 
+def _non_finite_hint(ctx: Context, logits: F64, beta: float, got: F64, want: F64, c: int) -> str:
+    """Why a finite row gave NaN or ±inf: overflow, underflow, a narrower format, a tile."""
+    fmt = float_format(ctx.dtype)
+    visible = np.isfinite(logits)
+    shown = logits[visible]
+    top, big = float(np.max(shown)), float(np.max(np.abs(shown)))
+    if ctx.dtype == "float64" and big > FORMATS["float32"].max_finite:
+        return (
+            "float64 logits beyond float32's range came out non-finite: computed in float32 "
+            "somewhere?"
+        )
+    if beta > 1 and beta * big > fmt.max_finite / 2:
+        return "β·x overflows before the max shift: subtract the maximum first, then scale"
+    if ctx.log and np.isneginf(got[c]) and np.isfinite(want[c]):
+        return "log of an underflowed softmax: compute x − max − log Σ exp(x − max)"
+    if top > math.log(fmt.max_finite) - 1:
+        return "exp overflows: subtract the row's maximum before exp"
+    tiny = math.log(2.0 ** FORMATS[accumulation_format(ctx.dtype)].emin)
+    if top < tiny:
+        leading = int(np.argmax(visible))
+        if leading >= 32:
+            return (
+                f"the row starts with {leading} masked entries and its logits lie below "
+                f"{tiny:.0f}: a tile with no visible entry left the running maximum finite "
+                "(0.0), and exp(x − 0) underflows to 0/0; start the maximum at −inf and skip "
+                "empty tiles"
+            )
+        return (
+            f"every exp(x) underflows (the logits lie below {tiny:.0f}): 0/0 without the "
+            "max shift; subtract the row's maximum before exp"
+        )
+    return "a NaN or infinity for a finite input"
+
+
 def _value_hint(ctx: Context, ev: Evaluated, actual: F64, expected: F64, r: int, c: int) -> str:
-    """The likely cause of a wrong value at ``(r, c)``, where one is recognised."""
+    """The likely cause of a wrong value at ``(r, c)``, where one is recognised.
+
+    The order matters: a non-finite output on a finite row is named for what made it
+    (overflow, underflow, a narrower format, an empty tile) before anything else, so that
+    a float32 bug is not read as a mask bug; masks come next; then the sums.
+    """
     got, want = actual[r], expected[r]
-    logits = ev.logits[r]
+    if ev.logits is None:
+        return ""
+    logits, _, betas = ev.row_data()
+    logits = logits[r]
     visible = np.isfinite(logits)
     fmt = float_format(ctx.dtype)
     zero = -np.inf if ctx.log else 0.0
+    finite_in = np.isfinite(ev.inputs[r]) | ~visible
+    if visible.any() and not np.all(np.isfinite(got[visible])) and np.all(finite_in):
+        return _non_finite_hint(ctx, logits, float(betas[r, 0]), got, want, c)
     masked_wrong = ~visible & (got != zero)
     if masked_wrong.any():
         return (
@@ -328,34 +467,35 @@ def _value_hint(ctx: Context, ev: Evaluated, actual: F64, expected: F64, r: int,
             "a row with masked entries came out all "
             f"{'−inf' if ctx.log else 'zeros'}: only fully masked rows are a policy choice"
         )
-    finite_in = np.isfinite(ev.inputs[r]) | ~visible
-    if not np.all(np.isfinite(got[visible])) and np.all(finite_in):
-        beta = float(ev.beta[r, 0])
-        big = float(np.max(np.abs(np.where(visible, logits, 0.0))))
-        if ctx.kind in ("adaptive_temperature", "ssmax") and beta * big > fmt.max_finite / 2:
-            return "β·x overflows before the max shift: subtract the maximum first, then scale"
-        if ctx.log and np.isneginf(got[c]) and np.isfinite(want[c]):
-            return "log of an underflowed softmax: compute x − max − log Σ exp(x − max)"
-        if big > math.log(fmt.max_finite) - 1:
-            return "exp overflows: subtract the row's maximum before exp"
-        return "a NaN or infinity for a finite input"
     if not ctx.log and np.all(got[visible] == 0) and np.max(logits[visible]) <= -5e4:
         return "zeros for a row below −5e4: an online softmax whose running maximum starts finite"
     if not ctx.log and got[c] == 0 and 0 < abs(want[c]) < 2.0**fmt.emin:
         return f"subnormal outputs flushed to zero: in {ctx.dtype} that loses the value"
-    if fmt.precision < 24 and ("half_ulp" in ev.label or "uniform" in ev.label):
-        return (
-            "a sum held in the 16-bit format (it stalls once terms drop below half an ulp "
-            "of the partial sum): accumulate 16-bit sums in float32"
-        )
     if ctx.dtype == "float64" and want[c] != 0:
         relative = abs(float(got[c]) - float(want[c])) / abs(float(want[c]))
         if 2.0**-30 < relative < 2.0**-20:
             return "an error near 2**-24 in float64: computed in float32 somewhere?"
-    if not ctx.log and np.all(visible):
-        total = float(np.sum(got))
-        if math.isfinite(total) and abs(total - 1) > 1e-3:
-            return f"the row sums to {total:.6g}: the normaliser is wrong"
+    size = float(np.max(np.abs(logits[visible])))
+    spacing = float(np.spacing(np.float64(size).astype(accumulation_format(ctx.dtype))))
+    error = abs(float(got[c]) - float(want[c]))
+    if size >= 1024 and 0.1 * spacing < error <= 2 * spacing:
+        return (
+            f"an error of about an ulp of the logits' size (|x| up to {size:.3g}, ulp "
+            f"{spacing:.3g}): something is rounded at their magnitude, such as a log-sum-exp "
+            "(x − logsumexp(x)) or β·x before the shift; x − max − log Σ exp(x − max) keeps "
+            "the digits"
+        )
+    total = float(np.sum(got[visible] if not ctx.log else np.exp(got[visible])))
+    room = float(np.sum(ev.allowed[r])) + got.shape[-1] * 2.0**-52
+    off = math.isfinite(total) and abs(total - 1) > room
+    if fmt.precision < 24 and off and np.sum(visible) >= 64:
+        return (
+            f"the row sums to {total:.6g}: a sum held in the 16-bit format (a running total "
+            "stalls once its terms drop below half an ulp of it: past 2048 for terms near 1, "
+            "past 4096 for tiles of 32 small ones); accumulate 16-bit sums in float32"
+        )
+    if off:
+        return f"the row sums to {total:.6g}: the normaliser is wrong"
     return ""
 
 
@@ -365,15 +505,42 @@ def _value_hint(ctx: Context, ev: Evaluated, actual: F64, expected: F64, r: int,
 def _accuracy(run: CaseRun, ctx: Context, tally: Tally) -> None:
     ev = run.main
     judge(tally, ctx, ev, ev.out, ev.values, ev.allowed, "reference", flush=True)
+    if ev.strict is not None:
+        _lenient(ctx, ev)
+    if ev.textbook is not None:
+        baseline = compare(ev.textbook, ev.values, ev.allowed, ctx.dtype, log=ctx.log)
+        tally.baseline(baseline.max_ulp)
+
+
+def _lenient(ctx: Context, ev: Evaluated) -> None:
+    """Record where the output passed only through an allowance the strict model lacks."""
+    assert ev.strict is not None
+    result = compare(ev.out, ev.values, ev.allowed, ctx.dtype, log=ctx.log, unit_at=ev.scale)
+    strict = compare(ev.out, ev.values, ev.strict, ctx.dtype, log=ctx.log, unit_at=ev.scale)
+    relied = ~result.bad & strict.bad
+    if not relied.any():
+        return
+    with np.errstate(all="ignore"):
+        ratio = np.where(relied, result.error / np.maximum(ev.strict, 1e-300), 0.0)
+    r, c = (int(i) for i in np.unravel_index(int(np.argmax(ratio)), ratio.shape))
+    ctx.lenient.append(
+        Lenient(
+            label=f"{ev.label} ({r}, {c})",
+            error_ulps=float(result.ulps[r, c]),
+            strict_ulps=float(strict.allowed_ulps[r, c]),
+            allowed_ulps=float(result.allowed_ulps[r, c]),
+        )
+    )
 
 
 def _row_sum(run: CaseRun, ctx: Context, tally: Tally) -> None:
     ev = run.main
+    _, probs, _ = ev.row_data()
     n = ev.out.shape[-1]
     with np.errstate(all="ignore"):
         if ctx.log:
             total = np.sum(np.exp(ev.out), axis=-1)
-            spread = np.where(ev.probs > 0, ev.probs * np.expm1(ev.allowed), 0.0)
+            spread = np.where(probs > 0, probs * np.expm1(ev.allowed), 0.0)
             room = np.sum(spread, axis=-1) + n * 2.0**-52
         else:
             total = np.sum(ev.out, axis=-1)
@@ -424,14 +591,15 @@ def _t1_bound(run: CaseRun, ctx: Context, tally: Tally) -> None:
     from softmax_dispersion.theory.dispersion import dispersion_lower, dispersion_upper
 
     ev = run.main
+    logits, _, betas = ev.row_data()
     visible = _visible(ev)
     count = visible.sum(axis=-1)
     usable = (count >= 1) & np.all(np.isfinite(ev.inputs) | ~visible, axis=-1)
     with np.errstate(all="ignore"):
-        top = np.max(np.where(visible, ev.logits, -np.inf), axis=-1)
-        low = np.min(np.where(visible, ev.logits, np.inf), axis=-1)
+        top = np.max(np.where(visible, logits, -np.inf), axis=-1)
+        low = np.min(np.where(visible, logits, np.inf), axis=-1)
         spread = np.where(usable, top - low, 0.0)
-        beta = ev.beta[:, 0]
+        beta = betas[:, 0]
         theta = np.where(beta > 0, 1.0 / np.where(beta > 0, beta, 1.0), np.inf)
         size = np.maximum(count, 1).astype(np.float64)
         upper = np.asarray(dispersion_upper.numpy(size, spread, theta), dtype=np.float64)
@@ -462,18 +630,26 @@ def _t1_bound(run: CaseRun, ctx: Context, tally: Tally) -> None:
 
 def _batch_independence(run: CaseRun, ctx: Context, tally: Tally) -> None:
     main = run.main
+
+    def row(array: F64 | None, r: int) -> F64 | None:
+        return None if array is None else array[r : r + 1]
+
     for r, alone in run.alone:
-        single = Evaluated(
+        single = replace(
+            main,
             label=f"{main.label} row {r} alone",
-            inputs=main.inputs,
-            logits=main.logits[r : r + 1],
-            mask=main.mask,
             out=alone,
             values=main.out[r : r + 1],
-            probs=main.probs[r : r + 1],
-            beta=main.beta[r : r + 1],
             allowed=2 * main.allowed[r : r + 1],
+            logits=row(main.logits, r),
+            probs=row(main.probs, r),
+            beta=row(main.beta, r),
+            scale=row(main.scale, r),
+            strict=None,
+            textbook=None,
         )
+        # The batch's value may be NaN: ULPs of the reference (or the natural scale).
+        unit = main.values[r : r + 1] if main.scale is None else main.scale[r : r + 1]
         judge(
             tally,
             ctx,
@@ -483,7 +659,7 @@ def _batch_independence(run: CaseRun, ctx: Context, tally: Tally) -> None:
             single.allowed,
             "the same row in the batch",
             {"row": r},
-            unit_at=main.values[r : r + 1],  # the batch's value may be NaN: ULPs of the reference
+            unit_at=unit,
         )
 
 
@@ -520,7 +696,7 @@ def _shape_dtype(run: CaseRun, ctx: Context, tally: Tally) -> None:
     bad = np.array([run.out_dtype != ctx.dtype])
     _rows_failed(
         tally,
-        Evaluated(**{**ev.__dict__, "inputs": ev.inputs[:1]}),
+        replace(ev, inputs=ev.inputs[:1]),
         bad,
         lambda r: f"output dtype {run.out_dtype}, input dtype {ctx.dtype}",
         "the output must keep the input's dtype (cast back after computing in a wider one)",

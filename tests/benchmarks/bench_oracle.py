@@ -1,6 +1,7 @@
 """Benchmark of the oracle's battery: the full check of one implementation per library.
 
-Run ``python tests/benchmarks/bench_oracle.py [--json FILE] [--quick] [--libraries ...]``.
+Run ``python tests/benchmarks/bench_oracle.py [--json FILE] [--quick] [--libraries ...]
+[--zoo] [--help-time]``.
 For each library (numpy's textbook softmax, ``torch.softmax``, ``jax.nn.softmax``) it
 measures, in this process:
 
@@ -16,7 +17,14 @@ measures, in this process:
 5. ``shapes``: the distinct input shapes the implementation was given.
 
 The targets of the issue that set them: cold ≤ 5 s (numpy), ≤ 10 s (torch), ≤ 20 s (jax).
-Nothing here asserts a time; the table and the JSON are the result.
+
+``--zoo`` also scores both zoos of the test suite (``tests/testing/zoo.py`` and
+``second_zoo.py``): wrong entries caught (each naming the property it must fail) and
+false alarms on the correct ones, under the default model, and the correct entries
+under ``tolerance="strict"`` (which must fail only the log-sum-exp formulations).
+``--help-time`` measures building ``check``'s help in a fresh interpreter, against a
+bare interpreter's start.  Nothing here asserts a time; the table and the JSON are the
+result.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 TARGETS = {"numpy": 5.0, "torch": 10.0, "jax": 20.0}
@@ -131,6 +140,85 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def zoo_scores(strict: bool = True) -> dict[str, Any]:
+    """Caught / false alarms of both zoos (numpy, torch and jax entries alike)."""
+    import numpy as np
+
+    from softmax_dispersion.testing import check_softmax
+
+    root = str(Path(__file__).resolve().parents[2])
+    if root not in sys.path:  # run as a script: the repository's tests package
+        sys.path.insert(0, root)
+    from tests.testing import second_zoo, zoo
+
+    def check(entry: Any, tolerance: str | None = None) -> Any:
+        options: dict[str, Any] = {"kind": entry.kind, "library": entry.library}
+        for name in ("s", "dtypes", "policies", "tolerance"):
+            value = getattr(entry, name, None)
+            if value:
+                options[name] = dict(value) if name == "policies" else value
+        if tolerance:
+            options["tolerance"] = tolerance
+        reset = getattr(entry.fn, "reset", None)
+        if reset is not None:
+            reset()
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return check_softmax(entry.fn, **options)
+
+    scores: dict[str, Any] = {}
+    for label, module in (("zoo", zoo), ("second_zoo", second_zoo)):
+        entries = {**module.CORRECT, **module.WRONG}
+        usable = {
+            name: entry
+            for name, entry in entries.items()
+            if entry.library == "numpy" or importlib.util.find_spec(entry.library) is not None
+        }
+        false = [n for n in module.CORRECT if n in usable and not check(usable[n]).passed]
+        missed = []
+        for name in module.WRONG:
+            if name in usable:
+                failed = {r.name for r in check(usable[name]).failures}
+                if not set(usable[name].fails) <= failed:
+                    missed.append(name)
+        wrong = sum(n in usable for n in module.WRONG)
+        correct = sum(n in usable for n in module.CORRECT)
+        score = {
+            "caught": wrong - len(missed),
+            "wrong": wrong,
+            "missed": missed,
+            "false_alarms": false,
+            "correct": correct,
+        }
+        if strict:
+            score["strict_fails"] = [
+                n for n in module.CORRECT if n in usable and not check(usable[n], "strict").passed
+            ]
+        scores[label] = score
+    return scores
+
+
+def help_seconds(repeat: int = 3) -> dict[str, float]:
+    """Building ``check``'s help in a fresh interpreter, and a bare interpreter's start."""
+    import subprocess
+
+    build = (
+        "import argparse; from softmax_dispersion.cli import check; "
+        "check.add_parser(argparse.ArgumentParser().add_subparsers()).format_help()"
+    )
+
+    def best(code: str) -> float:
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    bare, helped = best("pass"), best(build)
+    return {"bare_s": bare, "check_help_s": helped, "ratio": helped / bare}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark, print the table, optionally write JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -139,12 +227,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--libraries", nargs="+", default=list(TARGETS), choices=list(TARGETS), metavar="LIB"
     )
+    parser.add_argument("--zoo", action="store_true", help="also score both zoos")
+    parser.add_argument("--help-time", action="store_true", help="also time check's help")
     args = parser.parse_args(argv)
     rows = run(args.libraries, args.quick)
     print(table(rows))
+    result: dict[str, Any] = {"checks": rows}
+    if args.help_time:
+        result["help"] = help_seconds()
+        help_ = result["help"]
+        print(
+            f"check --help parser: {help_['check_help_s']:.3f} s in a fresh interpreter, "
+            f"{help_['ratio']:.2f}x a bare start ({help_['bare_s']:.3f} s)"
+        )
+    if args.zoo:
+        result["zoo"] = zoo_scores()
+        for label, score in result["zoo"].items():
+            print(
+                f"{label}: caught {score['caught']}/{score['wrong']} (missed: "
+                f"{', '.join(score['missed']) or 'none'}), false alarms "
+                f"{len(score['false_alarms'])}/{score['correct']}"
+                + (
+                    f", strict fails {len(score['strict_fails'])}: "
+                    f"{', '.join(score['strict_fails']) or 'none'}"
+                    if "strict_fails" in score
+                    else ""
+                )
+            )
     if args.json:
         with open(args.json, "w") as handle:
-            json.dump(rows, handle, indent=2)
+            json.dump(result if (args.zoo or args.help_time) else rows, handle, indent=2)
     return 0
 
 

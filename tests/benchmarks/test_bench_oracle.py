@@ -32,3 +32,9 @@ def test_the_script_runs_quickly(tmp_path: Path) -> None:
     assert rows[0]["passed"] and rows[0]["shapes"] > 0
     assert 0 < rows[0]["cold_in_fn_s"] < rows[0]["cold_s"]
     assert out.read_text().startswith("[")
+
+
+def test_the_help_timing_compares_with_a_bare_interpreter() -> None:
+    timing = bench_oracle.help_seconds(repeat=1)
+    assert timing["check_help_s"] > 0 and timing["bare_s"] > 0
+    assert timing["ratio"] == timing["check_help_s"] / timing["bare_s"]

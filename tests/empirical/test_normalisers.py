@@ -293,6 +293,19 @@ def test_ssmax_and_logn_match_numpy(n: int) -> None:
     assert torch.all(logn.beta == math.log(n))
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_length_scaling_counts_rows_longer_than_a_16_bit_float_holds(dtype: torch.dtype) -> None:
+    # float16's largest finite value is 65504: a count of 70,000 taken to float16 is inf,
+    # and β = s·log n with it (the oracle's 128,256-entry row found this).
+    n = 70_000
+    x = torch.zeros((1, 1, n), dtype=dtype)
+    for module in (ScalableSoftmax(1, s=1.0), LogN(1)):
+        out = module.to(dtype)(x)
+        assert torch.isfinite(out.beta).all()
+        assert math.isclose(float(out.beta.detach()), math.log(n), rel_tol=1e-2)
+        assert torch.isfinite(out.weights).all()
+
+
 def test_ssmax_scale_is_learned_per_member() -> None:
     ssmax = ScalableSoftmax(2, s=1.5)
     assert ssmax.s.tolist() == [1.5, 1.5]

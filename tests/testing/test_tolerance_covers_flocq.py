@@ -72,9 +72,9 @@ THEOREMS: dict[str, tuple[Formula, tuple[object, ...], bool]] = {
 }
 """The Coq theorems whose admitted outputs an allowance must pass: the default model
 covers all four formulations (the log-sum-exp form where its bound is at most
-``VALID_UP_TO``, as the oracle documents: every row here is), the pairwise model the
+``VALID_UP_TO``, as the oracle documents: every row here is), the strict model the
 max-shifted two."""
-PAIRWISE = ("T12_max_shift (divide)", "T12_reciprocal")
+STRICT = ("T12_max_shift (divide)", "T12_reciprocal")
 
 
 @dataclass(frozen=True)
@@ -296,44 +296,33 @@ def test_the_pre_fix_floor_of_two_subnormals_is_refused(dtype: str) -> None:
     assert old.allowance < old.worst
 
 
-def _pairwise_depth(n: int) -> int:
-    return max(n - 1, 1).bit_length()  # ⌈log2 n⌉, the depth of a balanced tree
-
-
 @pytest.mark.slow
-def test_pairwise_allowance_covers_the_flocq_bound_for_balanced_trees() -> None:
-    # The opt-in "pairwise" model: max-shifted formulations only, γ_{⌈log2 n⌉}; the
-    # theorem for a tree of depth ⌈log2 n⌉ (T12_max_shift_depth) must pass it too.
+def test_strict_allowance_covers_the_flocq_bound_for_any_summation_tree() -> None:
+    # The opt-in "strict" model: max-shifted formulations only, any summation order; the
+    # theorems for any tree (T12_max_shift, T12_reciprocal) must pass it too.
     failures, tightest = [], (math.inf, "")
     for dtype, name, row in _cases():
-        found = row_coverage(
-            row,
-            dtype,
-            tolerance=Tolerance(model="pairwise"),
-            depth=_pairwise_depth(row.size),
-            theorems=PAIRWISE,
-        )
+        found = row_coverage(row, dtype, tolerance=Tolerance(model="strict"), theorems=STRICT)
         if found.allowance < found.worst:
             failures.append(f"{dtype} {name} [{found.index}]")
         tightest = min(tightest, (found.normal_ratio, f"{dtype} {name}"))
     assert not failures, failures
-    print(f"pairwise, at normal outputs: {tightest[0]:.6g} at {tightest[1]}")
+    print(f"strict, at normal outputs: {tightest[0]:.6g} at {tightest[1]}")
 
 
 def test_an_allowance_for_a_better_exp_than_the_theorem_assumes_is_refused() -> None:
     # The oracle told the exp is correctly rounded, the theorem applied to a 2-ulp exp:
     # the relative terms no longer cover the admitted error on an ordinary row.
-    row = _row("float32", "normal σ=1.0 n=137")
-    pairwise = Tolerance(model="pairwise")
-    depth = _pairwise_depth(row.size)
-    good = row_coverage(row, "float32", tolerance=pairwise, depth=depth, theorems=PAIRWISE)
+    # A short row, where the exp's error dominates the summation's γ_{n−1}.
+    row = np.array([0.0, -1.0, -2.0])
+    strict = Tolerance(model="strict")
+    good = row_coverage(row, "float32", tolerance=strict, theorems=STRICT)
     assert good.allowance >= good.worst
     planted = row_coverage(
         row,
         "float32",
-        tolerance=Tolerance(model="pairwise", exp_ulps=0.5),
+        tolerance=Tolerance(model="strict", exp_ulps=0.5),
         exp_ulps=2,
-        depth=depth,
-        theorems=PAIRWISE,
+        theorems=STRICT,
     )
     assert planted.allowance < planted.worst
