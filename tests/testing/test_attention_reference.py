@@ -15,7 +15,6 @@ from softmax_dispersion.testing.attention_reference import (
     _float64_engine,
     attention_problem,
     reference_attention,
-    reference_of,
     round_to_format,
 )
 
@@ -32,7 +31,7 @@ def _mp_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, bias: np.ndarray,
                 scores.append(None)
                 continue
             dot = mpmath.fsum(
-                mpmath.mpf(float(a)) * mpmath.mpf(float(b)) for a, b in zip(q[i], k[j])
+                mpmath.mpf(float(a)) * mpmath.mpf(float(b)) for a, b in zip(q[i], k[j], strict=True)
             )
             scores.append(dot * scale + mpmath.mpf(float(bias[i, j])))
         visible = [s for s in scores if s is not None]
