@@ -35,7 +35,9 @@ policy choice (NaN here).
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -50,6 +52,7 @@ __all__ = [
     "AttentionProblem",
     "AttentionReference",
     "attention_problem",
+    "one_blas_thread",
     "reference_attention",
     "round_to_format",
 ]
@@ -59,6 +62,29 @@ Bool = npt.NDArray[np.bool_]
 _U64 = 2.0**-53
 _TINY = 2.0**-1060  # absolute slack for subnormal products and left-out keys
 _FAR = 745.0  # a key this far below the maximum has a weight under 2**-1074
+
+
+_LIMITED = [False]
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """One BLAS thread inside the block (re-entrant: nested blocks cost nothing).
+
+    The products here are small; a multithreaded BLAS on a busy machine spends most of
+    its time waiting (40× slower measured on two shared cores).
+    """
+    if _LIMITED[0]:
+        yield
+        return
+    from softmax_dispersion.numerics.operator_norm import single_threaded_blas
+
+    _LIMITED[0] = True
+    try:
+        with single_threaded_blas():
+            yield
+    finally:
+        _LIMITED[0] = False
 
 
 @dataclass(frozen=True)
@@ -773,10 +799,7 @@ def reference_attention(
 
 def reference_of(problem: AttentionProblem, *, scores: str = "exact") -> AttentionReference:
     """:func:`reference_attention` of an :class:`AttentionProblem`."""
-    from softmax_dispersion.numerics.operator_norm import single_threaded_blas
-
-    # small products: a multithreaded BLAS on a busy machine waits far longer than it works
-    with single_threaded_blas():
+    with one_blas_thread():
         return _reference_of(problem, scores)
 
 

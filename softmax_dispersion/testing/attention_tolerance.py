@@ -22,9 +22,11 @@ products and sums accumulate there):
   ``γ = γ_{n−1}(u_acc)``, exp and log within 2 ulps;
 * ``W = Σ_j p_j|v_jc|``, ``B = Σ_j p_j|v_jc|(b_j + r_j)``, ``b̄ = Σ_j p_j b_j`` and the
   first-order bound ``F = B + W(γ_pv + u + b̄)`` with ``γ_pv = γ_n(u_acc)``;
-* the allowance ``1.01·F + Σ_j p_j|v_jc|·(expm1(1.01ρ_j) − 1.01ρ_j) + ½ulp(o) + f·s_min``,
-  ``ρ_j = b_j + r_j + b̄ + γ_pv`` (the products of ``(1 + δ)`` factors the first-order
-  bound linearises), capped at ``max_j |v_jc| + |o|`` (every output is a convex
+* the allowance ``1.01·F + Σ_j p_j|v_jc|·(expm1(1.01ρ_j) − 1.01ρ_j) + s_min·Σ_j|v_jc|
+  + ½ulp(o) + f·s_min``, ``ρ_j = b_j + r_j + b̄ + γ_pv`` (the products of ``(1 + δ)``
+  factors the first-order bound linearises; ``s_min/2`` for each weight held below the
+  format's normal range, which T12's model leaves out), capped at
+  ``max_j |v_jc| + |o|`` (every output is a convex
   combination of the values: a bound beyond that says nothing more).
 
 *Rounded scores.*  Where the score error bound is too large for the first order to mean
@@ -62,6 +64,7 @@ __all__ = [
     "SCORE_ROUNDINGS",
     "allowance_and_validity",
     "attention_allowance",
+    "rounded_allowance",
     "score_error_bounds",
     "softmax_relative_bounds",
 ]
@@ -160,6 +163,7 @@ def score_error_bounds(
 
 
 def _output_allowance(
+    visible: Bool,
     probs: F64,
     b: F64,
     r: F64,
@@ -171,7 +175,7 @@ def _output_allowance(
 ) -> tuple[F64, F64]:
     """``(allowance, validity)``: per output element from per-key ``b`` and ``r``.
 
-    ``probs``, ``b``, ``r`` are ``(B, L, S)``, ``values`` ``(B, S, Ev)``, ``reference``
+    ``visible``, ``probs``, ``b``, ``r`` are ``(B, L, S)``, ``values`` ``(B, S, Ev)``, ``reference``
     ``(B, L, Ev)``; the validity ``max b_j + b̄`` is per row ``(B, L)``.
     """
     from softmax_dispersion.theory.attention_error import (
@@ -184,7 +188,7 @@ def _output_allowance(
     u_acc = FORMATS[accumulation_format(dtype)].unit_roundoff
     with np.errstate(all="ignore"):
         live = probs > 0
-        count = np.maximum(np.sum(np.isfinite(b) & (probs >= 0), axis=-1, keepdims=True), 1)
+        count = np.maximum(np.sum(visible, axis=-1, keepdims=True), 1)
         gamma_pv = gamma_dot_product.numpy(count.astype(np.float64), u_acc)
         b = np.where(live, b, 0.0)
         r = np.where(live, r, 0.0)
@@ -196,7 +200,10 @@ def _output_allowance(
         rho = b + r + mean_b + gamma_pv
         grown = np.where(live, np.expm1(np.minimum(1.01 * rho, 700.0)) - 1.01 * rho, 0.0)
         second = np.matmul(probs * grown, size)
-        total = (1.01 * first + second) * (1 + 2.0**-40)
+        # weights below the format's normal range are held to half its smallest
+        # subnormal (outside T12's model): s_min/2 on each visible key's weight
+        underflow = fmt.smallest_subnormal * np.matmul(visible * 1.0, size)
+        total = (1.01 * first + second + underflow) * (1 + 2.0**-40)
         # every output is a convex combination of the values: beyond this, nothing more
         cap = np.max(size, axis=-2, keepdims=True) + np.abs(reference)
         finite_ref = np.isfinite(reference)
@@ -261,9 +268,9 @@ def allowance_and_validity(
     mask_rounding: float | None = None,
 ) -> tuple[F64, F64]:
     """:func:`attention_allowance` and, per row, ``max b_j + b̄`` (first order valid below 1/2)."""
-    from softmax_dispersion.numerics.operator_norm import single_threaded_blas
+    from softmax_dispersion.testing.attention_reference import one_blas_thread
 
-    with single_threaded_blas():
+    with one_blas_thread():
         return _allowance_and_validity(
             reference, problem, Tolerance.coerce(tolerance), mask_rounding
         )
@@ -299,7 +306,7 @@ def _allowance_and_validity(
     ).reshape(scores.shape)
     reference_values = reference.values.reshape(batch, length, -1)
     allowed, validity = _output_allowance(
-        probs, b, r, problem.v, reference_values, dtype=dtype, tolerance=tol
+        np.isfinite(scores), probs, b, r, problem.v, reference_values, dtype=dtype, tolerance=tol
     )
     fully = problem.fully_masked
     allowed = np.where(fully[:, :, None], 0.0, allowed)
@@ -307,3 +314,68 @@ def _allowance_and_validity(
         raise AssertionError("an allowance is not finite: a bug in the attention tolerance")
     shape = reference.values.shape
     return allowed.reshape(shape), np.where(fully, 0.0, validity).reshape(shape[:-1])
+
+
+def rounded_allowance(
+    reference: AttentionReference, problem: AttentionProblem, *, tolerance: object = None
+) -> tuple[F64, Bool]:
+    """T14's allowance for the *rounded-scores* answer, and per row whether it is certain.
+
+    ``reference`` is the attention of the exact scores rounded once to the format
+    (``reference_of(problem, scores="rounded")``).  An implementation that computes
+    ``scale·q·k_j`` within ``β_j = scale_dot·(γ_qk + c·u) + u·scale_dot`` (T14's bound
+    without the mask's part) and adds the mask in the format gets exactly those
+    rounded scores when every number within ``β_j`` of the exact score rounds alike:
+    such a row is *certain*, and its score error is 0 (``b_j = 0``); the softmax and the
+    weighted sum keep their bounds.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The allowances (shaped like the output) and the certain rows (``(..., L)``).
+    """
+    from softmax_dispersion.testing.attention_reference import one_blas_thread, round_to_format
+
+    tol = Tolerance.coerce(tolerance)
+    dtype = reference.dtype
+    batch, length, keys = problem.bias.shape
+    dims = problem.q.shape[-1]
+    exact = reference_of_scores(problem)
+    dot_size = reference.dot_size.reshape(batch, length, keys)
+    with np.errstate(all="ignore"):
+        beta = 1.01 * score_error_bounds(dot_size, dot_size, dims=dims, dtype=dtype)
+        finite = np.isfinite(exact)
+        low = round_to_format(np.where(finite, exact - beta, 0.0), dtype)
+        high = round_to_format(np.where(finite, exact + beta, 0.0), dtype)
+        certain = np.all((low == high) | ~finite, axis=-1) & ~reference.ambiguous.reshape(
+            batch, length
+        )
+    probs = reference.probs.reshape(batch, length, keys)
+    scores = reference.scores.reshape(batch, length, keys)
+    with one_blas_thread():
+        r = softmax_relative_bounds(
+            scores.reshape(-1, keys), probs.reshape(-1, keys), dtype=dtype, tolerance=tol
+        ).reshape(scores.shape)
+        allowed, _ = _output_allowance(
+            np.isfinite(scores),
+            probs,
+            np.zeros_like(r),
+            r,
+            problem.v,
+            np.nan_to_num(reference.values.reshape(batch, length, -1)),
+            dtype=dtype,
+            tolerance=tol,
+        )
+    fully = problem.fully_masked
+    allowed = np.where((fully | ~certain)[:, :, None], 0.0, allowed)
+    shape = reference.values.shape
+    return allowed.reshape(shape), certain.reshape(shape[:-1])
+
+
+def reference_of_scores(problem: AttentionProblem) -> F64:
+    """The exact scores ``scale·q·k_j + mask_j`` as float64 ``(B, L, S)`` (``−inf`` excluded)."""
+    from softmax_dispersion.testing.attention_reference import _dd_scores
+
+    hi, lo, _ = _dd_scores(problem)
+    with np.errstate(all="ignore"):
+        return np.where(np.isfinite(hi), hi + lo, hi)

@@ -386,6 +386,9 @@ class Report:
         w = result.worst
         if w is None:
             return ""
+        rebuild = w.extra.get("reproducer")
+        if isinstance(rebuild, str):  # a kind whose inputs are rebuilt from its suite
+            return rebuild.replace("{fn}", self.source or "fn = ...  # the function under test")
         library = adapter(self.library)
         lines = ["import numpy as np", *self._load(result, folder), library.source(result.dtype)]
         masked = w.mask is not None
