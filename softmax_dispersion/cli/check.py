@@ -1,9 +1,13 @@
-"""``softmax-dispersion check``: run the oracle's property battery against a softmax.
+"""``softmax-dispersion check``: run the oracle's property battery against an implementation.
+
+The kinds, their options (``--s``), the built-in targets and the tolerance models come
+from the registry :mod:`softmax_dispersion.testing.kinds`, which imports the standard
+library only: building this command's help loads neither numpy nor the oracle.
 
 The text report lists, for each failing property, the worst input, the actual and
 reference values there, the allowance (in the same ULPs as the error), a runnable
-reproducer and the likely cause where one is recognised; long inputs are written to
-``.npy`` files beside the report (``--out DIR``, or a new temporary folder).
+reproducer and the likely cause where one is recognised; with ``--out DIR`` the report
+and long worst inputs (``.npy``) are written there.
 """
 
 from __future__ import annotations
@@ -23,23 +27,37 @@ from softmax_dispersion.cli._usage import (
     writable_folder,
 )
 
-__all__ = ["add_parser", "read_policies", "read_tolerance", "run"]
+__all__ = ["add_parser", "read_policies", "read_selection", "read_tolerance", "run"]
+
+
+def _kind_lines() -> str:
+    from softmax_dispersion.testing.kinds import KINDS
+
+    return "; ".join(f"{k.name}: {k.call}" for k in KINDS.values())
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register ``check``."""
-    from softmax_dispersion.testing.targets import BUILTIN_TARGETS, KIND_NAMES, LIBRARIES
-    from softmax_dispersion.testing.tolerance import MODELS
+    """Register ``check`` (its help text from the kinds' registry, without numpy)."""
+    from softmax_dispersion.testing.kinds import (
+        KINDS,
+        TARGET_LIBRARIES,
+        TOLERANCE_MODELS,
+        builtin_targets,
+        describe_options,
+        option_names,
+    )
 
+    targets = ", ".join(builtin_targets())
+    models = list(TOLERANCE_MODELS)
+    default = next(iter(KINDS))
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "check",
         help="run the oracle's property battery against a softmax",
         description=(
-            "Check a softmax against certified references: accuracy in ULPs (tolerance "
-            "from T12: any summation order and standard formulation) per property and "
-            "dtype, and the named behaviours (non-finite rows, fully masked rows, flushed "
-            "subnormals, a modified input). TARGET is module:function or a built-in: "
-            f"{', '.join(BUILTIN_TARGETS)}."
+            "Check an implementation against certified references: accuracy in ULPs "
+            "(tolerance derived in the kind's claim) per property and dtype, and the "
+            "named behaviours (non-finite rows, fully masked rows, flushed subnormals, a "
+            f"modified input). TARGET is module:function or a built-in: {targets}."
         ),
         epilog=(
             "Examples: 'softmax-dispersion check scipy', 'softmax-dispersion check torch "
@@ -48,20 +66,18 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
             '--require-policy "all -inf row=zeros" --out report/\'.'
         ),
     )
-    parser.add_argument(
-        "target", metavar="TARGET", help=f"module:function, or {', '.join(BUILTIN_TARGETS)}"
-    )
+    parser.add_argument("target", metavar="TARGET", help=f"module:function, or {targets}")
     parser.add_argument(
         "--kind",
-        default="softmax",
+        default=default,
         metavar="K",
-        help=f"{', '.join(KIND_NAMES)} (default softmax; masked_softmax calls fn(x, mask))",
+        help=f"what TARGET computes, and how it is called (default {default}): {_kind_lines()}",
     )
+    libraries = ", ".join(dict.fromkeys(TARGET_LIBRARIES.values()))
     parser.add_argument(
         "--library",
         metavar="LIB",
-        help=f"the arrays TARGET takes: {', '.join(LIBRARIES)} (default numpy; implied by "
-        "the built-ins)",
+        help=f"the arrays TARGET takes: {libraries} (default numpy; implied by the built-ins)",
     )
     parser.add_argument(
         "--dtypes",
@@ -70,12 +86,26 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="float16, bfloat16, float32, float64 (space or comma separated; default: the "
         "library's)",
     )
-    parser.add_argument("--s", type=float, metavar="S", help="SSMax scale (needed by --kind ssmax)")
+    parser.add_argument(
+        "--suites",
+        nargs="+",
+        metavar="SUITE",
+        help="the suites to run (space or comma separated; default: the kind's, "
+        f"{', '.join(KINDS[default].suites)} for {default})",
+    )
+    for name in option_names():
+        option, users = describe_options(name)
+        parser.add_argument(
+            f"--{name}",
+            type=float,
+            metavar=name.upper(),
+            help=f"{option.help} (--kind {', '.join(users)})",
+        )
     parser.add_argument(
         "--tolerance",
         metavar="MODEL",
-        help=f"{', '.join(MODELS[:2])} (default {MODELS[0]}: any summation order and "
-        "formulation; pairwise: the tighter opt-in) or a number of ULPs",
+        help=f"{', '.join(models[:2])} or a number of ULPs (default {models[0]}: "
+        f"{TOLERANCE_MODELS[models[0]]}; {models[1]}: {TOLERANCE_MODELS[models[1]]})",
     )
     parser.add_argument(
         "--require-policy",
@@ -103,17 +133,18 @@ def read_tolerance(text: str | None) -> object:
     >>> read_tolerance("pairwise"), read_tolerance("4"), read_tolerance(None)
     ('pairwise', 4.0, None)
     """
-    from softmax_dispersion.testing.tolerance import MODELS
+    from softmax_dispersion.testing.kinds import TOLERANCE_MODELS
 
+    models = list(TOLERANCE_MODELS)[:2]
     if text is None:
         return None
-    if text in MODELS[:2]:
+    if text in models:
         return text
     try:
         ulps = float(text)
     except ValueError:
         raise UsageError(
-            f"--tolerance must be {' or '.join(MODELS[:2])} or a number of ULPs, got {text!r}"
+            f"--tolerance must be {' or '.join(models)} or a number of ULPs, got {text!r}"
         ) from None
     if not (math.isfinite(ulps) and ulps >= 0):
         raise UsageError(f"--tolerance: a number of ULPs must be finite and >= 0, got {text!r}")
@@ -137,27 +168,64 @@ def read_policies(items: list[str]) -> dict[str, str]:
     return required
 
 
+def read_selection(option: str, values: list[str] | None) -> list[str] | None:
+    """Names given space- or comma-separated (``None``: not given); none at all is an error.
+
+    Examples
+    --------
+    >>> read_selection("--dtypes", ["float32,float64"]), read_selection("--dtypes", None)
+    (['float32', 'float64'], None)
+    """
+    if values is None:
+        return None
+    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    if not names:
+        raise UsageError(f"{option} is empty: name at least one (or leave {option} out)")
+    return names
+
+
 def _library_installed(library: str | None) -> None:
     if library in ("torch", "jax") and importlib.util.find_spec(library) is None:
         raise UsageError(f"--library {library}: {library} is not installed (pip install {library})")
 
 
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    """The kind's options from the command line, each checked against ``--kind``."""
+    from softmax_dispersion.testing.kinds import KINDS, describe_options, option_names
+
+    kind = KINDS[args.kind]
+    options = {name: getattr(args, name) for name in option_names()}
+    for name, value in options.items():
+        if value is not None and kind.option(name) is None:
+            _, users = describe_options(name)
+            raise UsageError(
+                f"--{name} applies to --kind {' or '.join(users)} only, not {kind.name}"
+            )
+    for option in kind.options:
+        if option.required and options.get(option.name) is None:
+            raise UsageError(
+                f"--kind {kind.name} needs --{option.name} {option.name.upper()} "
+                f"(the {option.help})"
+            )
+    return {name: value for name, value in options.items() if value is not None}
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the battery; exit 1 when a property fails."""
-    from softmax_dispersion.testing.targets import KIND_NAMES, TargetError, resolve_target
+    from softmax_dispersion.testing.kinds import KINDS, option_names
 
-    if args.kind not in KIND_NAMES:
-        raise UsageError(f"--kind must be one of {', '.join(KIND_NAMES)}, got {args.kind!r}")
-    if args.kind == "ssmax" and args.s is None:
-        raise UsageError("--kind ssmax needs --s S (the scale of β = S·log n)")
-    if args.s is not None and args.kind != "ssmax":
-        raise UsageError(f"--s applies to --kind ssmax only, not {args.kind}")
-    dtypes = [d for item in args.dtypes or [] for d in item.split(",") if d] or None
+    if args.kind not in KINDS:
+        raise UsageError(f"--kind must be one of {', '.join(KINDS)}, got {args.kind!r}")
+    options = _options(args)
+    dtypes = read_selection("--dtypes", args.dtypes)
+    suites = read_selection("--suites", args.suites)
     tolerance = read_tolerance(args.tolerance)
     policies = read_policies(args.require_policy)
     if args.out is not None:
         writable_folder("--out", args.out)
     _library_installed(args.library)
+    from softmax_dispersion.testing.targets import TargetError, resolve_target
+
     try:
         target = resolve_target(args.target, args.kind, args.library)
     except TargetError as error:
@@ -173,22 +241,26 @@ def run(args: argparse.Namespace) -> int:
                 kind=args.kind,
                 library=target.library,
                 dtypes=dtypes,
-                s=args.s,
+                suites=suites,
                 tolerance=tolerance,
                 policies=policies,
+                **options,
             )
     except SoftmaxCallError as error:
         raise UsageError(f"TARGET {target.name!r}: {error}") from None
     except ValueError as error:
-        options = {
+        flags = {
             "dtype": "--dtypes",
-            "s": "--s",
+            "unknown dtype": "--dtypes",
+            "dtypes": "--dtypes",
+            "unknown suite": "--suites",
+            "suites": "--suites",
             "kind": "--kind",
             "unknown policy": "--require-policy",
             "policy": "--require-policy",
             "library": "--library",
-        }
-        raise usage_error(error, options) from None
+        } | {name: f"--{name}" for name in option_names()}
+        raise usage_error(error, flags) from None
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "report.md").write_text(report.to_markdown(args.out) + "\n")

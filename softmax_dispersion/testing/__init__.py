@@ -31,13 +31,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from softmax_dispersion.testing import strategies
     from softmax_dispersion.testing.assertions import assert_softmax_close
-    from softmax_dispersion.testing.battery import KINDS, SoftmaxCallError, check_softmax
+    from softmax_dispersion.testing.battery import SoftmaxCallError, check_softmax
+    from softmax_dispersion.testing.kinds import KINDS, Kind
     from softmax_dispersion.testing.reference import Reference, reference_softmax
     from softmax_dispersion.testing.report import PropertyResult, Report
     from softmax_dispersion.testing.tolerance import Tolerance
 
 __all__ = [
     "KINDS",
+    "Kind",
     "PropertyResult",
     "Reference",
     "Report",
@@ -50,7 +52,8 @@ __all__ = [
 ]
 
 _HOMES = {
-    "KINDS": "battery",
+    "KINDS": "kinds",
+    "Kind": "kinds",
     "PropertyResult": "report",
     "Reference": "reference",
     "Report": "report",

@@ -41,8 +41,8 @@ tolerance is absolute: at ``max(|expected|, 1)``); allowances in the same unit.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -51,10 +51,9 @@ import numpy.typing as npt
 from softmax_dispersion.numerics.rounding import float_format
 from softmax_dispersion.testing.assertions import compare
 from softmax_dispersion.testing.report import PropertyResult, Worst
-from softmax_dispersion.testing.suites import Case
 from softmax_dispersion.testing.tolerance import flushing_is_named
 
-__all__ = ["PROPERTIES", "CaseRun", "Context", "Evaluated", "Property", "Tally"]
+__all__ = ["PROPERTIES", "CaseRun", "Context", "Evaluated", "Lenient", "Property", "Tally"]
 
 F64 = npt.NDArray[np.float64]
 Bool = npt.NDArray[np.bool_]
@@ -62,44 +61,94 @@ Bool = npt.NDArray[np.bool_]
 
 @dataclass(frozen=True)
 class Evaluated:
-    """One batch of rows given to the implementation, with its expectation.
+    """One batch of outputs of the implementation, with its expectation.
+
+    The first fields are every kind's; the row kinds (softmax along the last axis) fill
+    ``logits``, ``probs`` and ``beta`` too, which their own properties read.
 
     Attributes
     ----------
     label : str
         The case's name and what was done to it (``"random/n8 + 64"``).
     inputs : numpy.ndarray
-        What the implementation got, as exact float64 values of the dtype.
-    logits : numpy.ndarray
-        What the reference is of: ``inputs`` with masked entries ``−inf``.
-    mask : numpy.ndarray or None
-        The mask given to a masked softmax.
+        The principal input as rows (``x``), exact float64 values of the dtype: what
+        a report shows as the worst input.
     out : numpy.ndarray
-        The implementation's output (float64 values).
-    values, probs : numpy.ndarray
-        The certified reference in the dtype, and the coefficients as float64.
-    beta : numpy.ndarray
-        The effective inverse temperature per row, shape ``(rows, 1)``.
+        The implementation's output as rows (float64 values), 2-D.
+    values : numpy.ndarray
+        The certified reference, correctly rounded to the dtype, shaped like ``out``.
     allowed : numpy.ndarray
-        The absolute allowance of every element.
+        The absolute allowance of every element (finite, ``>= 0``).
+    logits : numpy.ndarray or None
+        Row kinds: ``inputs`` with masked entries ``−inf``.
+    mask : numpy.ndarray or None
+        The boolean mask of a masked call (True where an entry takes part).
+    probs : numpy.ndarray or None
+        Row kinds: the exact coefficients as float64.
+    beta : numpy.ndarray or None
+        Row kinds: the effective inverse temperature per row, shape ``(rows, 1)``.
+    strict : numpy.ndarray or None
+        The allowance of the strict model where the default one was used (to say when
+        a pass relied on an allowance only a log-sum-exp formulation needs).
+    textbook : numpy.ndarray or None
+        The output of a plain two-pass implementation in the same dtype (float32
+        accumulation) on the same inputs, for the error ratio of 16-bit checks.
+    scale : numpy.ndarray or None
+        Where ULPs are counted (a natural scale per element); ``None``: at the
+        reference value (log outputs: at ``max(|value|, 1)``).
+    arrays : mapping
+        Every argument of the call for reproducers, by name (``{"x": ..., "mask":
+        ...}``); empty: ``x`` (and ``mask``) from ``inputs`` and ``mask``.
+    call : str
+        The call for reproducers (``"fn(x, mask)"``); empty: the kind's.
+    rebuild : mapping
+        Python expressions that rebuild arrays from the suites (``{"x":
+        "build_case('random/n1238', 'float32')"}``), for reproducers of long inputs.
     """
 
     label: str
     inputs: F64
-    logits: F64
-    mask: Bool | None
     out: F64
     values: F64
-    probs: F64
-    beta: F64
     allowed: F64
+    logits: F64 | None = None
+    mask: Bool | None = None
+    probs: F64 | None = None
+    beta: F64 | None = None
+    strict: F64 | None = None
+    textbook: F64 | None = None
+    scale: F64 | None = None
+    arrays: Mapping[str, Any] = field(default_factory=dict)
+    call: str = ""
+    rebuild: Mapping[str, str] = field(default_factory=dict)
+
+    def row_data(self) -> tuple[F64, F64, F64]:
+        """``(logits, probs, beta)`` of a row kind (the row properties need them)."""
+        assert self.logits is not None and self.probs is not None and self.beta is not None
+        return self.logits, self.probs, self.beta
 
 
 @dataclass(frozen=True)
 class CaseRun:
-    """One case, evaluated: the case itself and every variant the properties need."""
+    """One case, evaluated: the case itself and every variant the properties need.
 
-    case: Case
+    Attributes
+    ----------
+    case : object
+        The engine's case (it has a ``name``, ``"suite/case"``).
+    main : Evaluated
+        The case as it is.
+    out_dtype : str
+        The dtype of the outputs.
+    shifted : list of (float, Evaluated)
+        Copies with a constant added to the logits (softmax is invariant).
+    permuted : (permutation, Evaluated) or None
+        A copy with the entries permuted.
+    alone : list of (int, numpy.ndarray)
+        Rows of ``main`` evaluated alone (batch independence): the row and its output.
+    """
+
+    case: Any
     main: Evaluated
     out_dtype: str
     shifted: list[tuple[float, Evaluated]] = field(default_factory=list)
@@ -107,19 +156,41 @@ class CaseRun:
     alone: list[tuple[int, F64]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Lenient:
+    """Elements the default tolerance allowed only through a non-strict formulation."""
+
+    label: str
+    error_ulps: float
+    strict_ulps: float
+    allowed_ulps: float
+
+
 @dataclass
 class Context:
-    """What every check of one dtype shares, and the behaviours it observes."""
+    """What every check of one dtype shares, and the behaviours it observes.
+
+    Attributes
+    ----------
+    kind, dtype : str
+        What is checked.
+    flush_allowed : bool
+        Whether a flushed subnormal output is a named behaviour (not a failure).
+    log : bool
+        Outputs are log-probabilities (absolute tolerance; ULPs at ``max(|v|, 1)``).
+    subnormals : set of str
+        Observed: ``"flushed"``, ``"kept"``.
+    lenient : list of Lenient
+        Where a pass relied on an allowance only the log-sum-exp (or scale-first)
+        formulations need (the strict model's allowance was exceeded).
+    """
 
     kind: str
     dtype: str
     flush_allowed: bool
+    log: bool = False
     subnormals: set[str] = field(default_factory=set)
-
-    @property
-    def log(self) -> bool:
-        """Whether the outputs are log-probabilities."""
-        return self.kind == "log_softmax"
+    lenient: list[Lenient] = field(default_factory=list)
 
 
 @dataclass
@@ -194,7 +265,22 @@ class Property:
 
 
 def _visible(ev: Evaluated) -> Bool:
-    return np.isfinite(ev.logits)
+    return np.isfinite(ev.row_data()[0])
+
+
+def _worst(ev: Evaluated, r: int, c: int, **values: Any) -> Worst:
+    """The report's record of element ``(r, c)`` of ``ev``."""
+    return Worst(
+        case=ev.label,
+        row=r,
+        column=c,
+        inputs=ev.inputs,
+        mask=ev.mask,
+        arrays=dict(ev.arrays),
+        call=ev.call,
+        rebuild=dict(ev.rebuild),
+        **values,
+    )
 
 
 def judge(
@@ -219,6 +305,8 @@ def judge(
     (``subnormals: flushed``), not a failure, unless the caller requires gradual
     underflow.
     """
+    if unit_at is None:
+        unit_at = ev.scale
     result = compare(actual, expected, allowed, ctx.dtype, log=ctx.log, unit_at=unit_at)
     bad = result.bad
     ulps = result.ulps
@@ -247,17 +335,15 @@ def judge(
     max_ulp = float(np.max(ulps)) if ulps.size else 0.0
 
     def describe() -> tuple[Worst, str, str]:
-        worst = Worst(
-            case=ev.label,
-            row=r,
-            column=c,
+        worst = _worst(
+            ev,
+            r,
+            c,
             actual=float(actual[r, c]),
             expected=float(expected[r, c]),
             allowance=float(allowed[r, c]),
             error_ulps=float(ulps[r, c]),
             allowed_ulps=float(result.allowed_ulps[r, c]),
-            inputs=ev.inputs,
-            mask=ev.mask,
             extra=dict(extra or {}),
         )
         message = (
@@ -285,17 +371,15 @@ def _rows_failed(
     r = int(np.argmax(bad)) if failures else 0
 
     def describe() -> tuple[Worst, str, str]:
-        worst = Worst(
-            case=ev.label,
-            row=r,
-            column=column,
+        worst = _worst(
+            ev,
+            r,
+            column,
             actual=actual(r),
             expected=expected(r),
             allowance=allowance(r),
             error_ulps=math.nan,
             allowed_ulps=math.nan,
-            inputs=ev.inputs,
-            mask=ev.mask,
         )
         return worst, f"{failures}/{bad.shape[0]} rows of {ev.label}: {text(r)}", hint
 
@@ -308,7 +392,10 @@ def _rows_failed(
 def _value_hint(ctx: Context, ev: Evaluated, actual: F64, expected: F64, r: int, c: int) -> str:
     """The likely cause of a wrong value at ``(r, c)``, where one is recognised."""
     got, want = actual[r], expected[r]
-    logits = ev.logits[r]
+    if ev.logits is None:
+        return ""
+    logits, _, betas = ev.row_data()
+    logits = logits[r]
     visible = np.isfinite(logits)
     fmt = float_format(ctx.dtype)
     zero = -np.inf if ctx.log else 0.0
@@ -330,9 +417,9 @@ def _value_hint(ctx: Context, ev: Evaluated, actual: F64, expected: F64, r: int,
         )
     finite_in = np.isfinite(ev.inputs[r]) | ~visible
     if not np.all(np.isfinite(got[visible])) and np.all(finite_in):
-        beta = float(ev.beta[r, 0])
+        beta = float(betas[r, 0])
         big = float(np.max(np.abs(np.where(visible, logits, 0.0))))
-        if ctx.kind in ("adaptive_temperature", "ssmax") and beta * big > fmt.max_finite / 2:
+        if beta > 1 and beta * big > fmt.max_finite / 2:
             return "β·x overflows before the max shift: subtract the maximum first, then scale"
         if ctx.log and np.isneginf(got[c]) and np.isfinite(want[c]):
             return "log of an underflowed softmax: compute x − max − log Σ exp(x − max)"
@@ -369,11 +456,12 @@ def _accuracy(run: CaseRun, ctx: Context, tally: Tally) -> None:
 
 def _row_sum(run: CaseRun, ctx: Context, tally: Tally) -> None:
     ev = run.main
+    _, probs, _ = ev.row_data()
     n = ev.out.shape[-1]
     with np.errstate(all="ignore"):
         if ctx.log:
             total = np.sum(np.exp(ev.out), axis=-1)
-            spread = np.where(ev.probs > 0, ev.probs * np.expm1(ev.allowed), 0.0)
+            spread = np.where(probs > 0, probs * np.expm1(ev.allowed), 0.0)
             room = np.sum(spread, axis=-1) + n * 2.0**-52
         else:
             total = np.sum(ev.out, axis=-1)
@@ -424,14 +512,15 @@ def _t1_bound(run: CaseRun, ctx: Context, tally: Tally) -> None:
     from softmax_dispersion.theory.dispersion import dispersion_lower, dispersion_upper
 
     ev = run.main
+    logits, _, betas = ev.row_data()
     visible = _visible(ev)
     count = visible.sum(axis=-1)
     usable = (count >= 1) & np.all(np.isfinite(ev.inputs) | ~visible, axis=-1)
     with np.errstate(all="ignore"):
-        top = np.max(np.where(visible, ev.logits, -np.inf), axis=-1)
-        low = np.min(np.where(visible, ev.logits, np.inf), axis=-1)
+        top = np.max(np.where(visible, logits, -np.inf), axis=-1)
+        low = np.min(np.where(visible, logits, np.inf), axis=-1)
         spread = np.where(usable, top - low, 0.0)
-        beta = ev.beta[:, 0]
+        beta = betas[:, 0]
         theta = np.where(beta > 0, 1.0 / np.where(beta > 0, beta, 1.0), np.inf)
         size = np.maximum(count, 1).astype(np.float64)
         upper = np.asarray(dispersion_upper.numpy(size, spread, theta), dtype=np.float64)
@@ -462,18 +551,26 @@ def _t1_bound(run: CaseRun, ctx: Context, tally: Tally) -> None:
 
 def _batch_independence(run: CaseRun, ctx: Context, tally: Tally) -> None:
     main = run.main
+
+    def row(array: F64 | None, r: int) -> F64 | None:
+        return None if array is None else array[r : r + 1]
+
     for r, alone in run.alone:
-        single = Evaluated(
+        single = replace(
+            main,
             label=f"{main.label} row {r} alone",
-            inputs=main.inputs,
-            logits=main.logits[r : r + 1],
-            mask=main.mask,
             out=alone,
             values=main.out[r : r + 1],
-            probs=main.probs[r : r + 1],
-            beta=main.beta[r : r + 1],
             allowed=2 * main.allowed[r : r + 1],
+            logits=row(main.logits, r),
+            probs=row(main.probs, r),
+            beta=row(main.beta, r),
+            scale=row(main.scale, r),
+            strict=None,
+            textbook=None,
         )
+        # The batch's value may be NaN: ULPs of the reference (or the natural scale).
+        unit = main.values[r : r + 1] if main.scale is None else main.scale[r : r + 1]
         judge(
             tally,
             ctx,
@@ -483,7 +580,7 @@ def _batch_independence(run: CaseRun, ctx: Context, tally: Tally) -> None:
             single.allowed,
             "the same row in the batch",
             {"row": r},
-            unit_at=main.values[r : r + 1],  # the batch's value may be NaN: ULPs of the reference
+            unit_at=unit,
         )
 
 
@@ -520,7 +617,7 @@ def _shape_dtype(run: CaseRun, ctx: Context, tally: Tally) -> None:
     bad = np.array([run.out_dtype != ctx.dtype])
     _rows_failed(
         tally,
-        Evaluated(**{**ev.__dict__, "inputs": ev.inputs[:1]}),
+        replace(ev, inputs=ev.inputs[:1]),
         bad,
         lambda r: f"output dtype {run.out_dtype}, input dtype {ctx.dtype}",
         "the output must keep the input's dtype (cast back after computing in a wider one)",

@@ -48,6 +48,13 @@ class Worst:
         The boolean mask (``kind="masked_softmax"``).
     extra : dict
         Property-specific data for the reproducer (a permutation, the row index).
+    arrays : dict
+        Every argument of the call, by name, for the reproducer (empty: ``x`` and
+        ``mask`` from ``inputs`` and ``mask``).
+    call : str
+        The call for the reproducer (empty: ``fn(x)``, or ``fn(x, mask)``).
+    rebuild : dict
+        Python expressions rebuilding long arrays from the suites, by name.
     """
 
     case: str
@@ -61,6 +68,9 @@ class Worst:
     inputs: F64
     mask: Bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    arrays: dict[str, Any] = field(default_factory=dict)
+    call: str = ""
+    rebuild: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

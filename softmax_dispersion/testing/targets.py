@@ -5,8 +5,10 @@ A target is ``module:function`` (importable from the current folder or
 ``scipy`` (:func:`scipy.special.softmax`), ``torch`` (:func:`torch.softmax`) or ``jax``
 (:func:`jax.nn.softmax`); ``--kind log_softmax`` picks each built-in's log variant and
 ``--kind masked_softmax`` its masked one (numpy: ``−inf`` where the mask is False; torch:
-``masked_fill(~mask, -inf)``; jax: ``where=mask``).  Every built-in carries the code that
-rebuilds it (``__oracle_source__``), so the reports' reproducers run as printed.
+``masked_fill(~mask, -inf)``; jax: ``where=mask``).  Which target provides which kind is
+the kind's record (:attr:`~softmax_dispersion.testing.kinds.Kind.targets`).  Every
+built-in carries the code that rebuilds it (``__oracle_source__``), so the reports'
+reproducers run as printed.
 """
 
 from __future__ import annotations
@@ -21,7 +23,14 @@ from typing import Any
 import numpy as np
 
 from softmax_dispersion.testing.adapters import LIBRARIES as _LIBRARIES
-from softmax_dispersion.testing.battery import KINDS as _KINDS
+from softmax_dispersion.testing.kinds import (
+    KIND_NAMES as _KIND_NAMES,
+)
+from softmax_dispersion.testing.kinds import (
+    KINDS,
+    TARGET_LIBRARIES,
+    builtin_targets,
+)
 
 __all__ = [
     "BUILTIN_KINDS",
@@ -30,20 +39,24 @@ __all__ = [
     "LIBRARIES",
     "Target",
     "TargetError",
+    "jax_target",
     "numpy_log_softmax",
     "numpy_masked_softmax",
     "numpy_softmax",
+    "numpy_target",
     "resolve_target",
+    "scipy_target",
+    "torch_target",
 ]
 
-BUILTIN_TARGETS = ("numpy", "scipy", "torch", "jax")
-"""The targets named by a word instead of ``module:function``."""
+BUILTIN_TARGETS = builtin_targets()
+"""The targets named by a word instead of ``module:function`` (from the kinds' records)."""
 LIBRARIES = _LIBRARIES
 """The array libraries the battery can feed (one adapter each, in ``adapters``)."""
-KIND_NAMES = _KINDS
+KIND_NAMES = _KIND_NAMES
 """The kinds :func:`~softmax_dispersion.testing.check_softmax` knows."""
-BUILTIN_KINDS = ("softmax", "log_softmax", "masked_softmax")
-"""The kinds the built-in targets provide (scipy: not the masked one)."""
+BUILTIN_KINDS = tuple(name for name, kind in KINDS.items() if kind.targets)
+"""The kinds some built-in target provides (each kind's record says which)."""
 
 
 class TargetError(ValueError):
@@ -114,12 +127,24 @@ def _named(
     return fn
 
 
-def _scipy(kind: str) -> Callable[..., Any]:
+def numpy_target(kind: str) -> Callable[..., Any]:
+    """The textbook numpy implementation of ``kind``."""
+    functions: dict[str, Callable[..., Any]] = {
+        "softmax": numpy_softmax,
+        "log_softmax": numpy_log_softmax,
+        "masked_softmax": numpy_masked_softmax,
+    }
+    return functions[kind]
+
+
+def scipy_target(kind: str) -> Callable[..., Any]:
+    """:func:`scipy.special.softmax` or ``log_softmax`` over the last axis."""
     try:
         import scipy.special
     except ImportError:
         raise TargetError("target 'scipy' needs scipy, which is not installed") from None
-    function = scipy.special.log_softmax if kind == "log_softmax" else scipy.special.softmax
+    functions = {"softmax": scipy.special.softmax, "log_softmax": scipy.special.log_softmax}
+    function = functions[kind]
 
     def scipy_softmax(x: Any) -> Any:
         return function(x, axis=-1)
@@ -128,19 +153,24 @@ def _scipy(kind: str) -> Callable[..., Any]:
     return _named(scipy_softmax, "scipy.special", f"{function.__name__}(axis=-1)", source)
 
 
-def _torch(kind: str) -> Callable[..., Any]:
+def _torch_masked(torch: Any) -> Callable[..., Any]:
+    def torch_masked(x: Any, mask: Any) -> Any:
+        return torch.softmax(x.masked_fill(~mask, float("-inf")), dim=-1)
+
+    source = "fn = lambda x, mask: torch.softmax(x.masked_fill(~mask, float('-inf')), dim=-1)"
+    return _named(torch_masked, "torch", "softmax(masked_fill(~mask, -inf))", source)
+
+
+def torch_target(kind: str) -> Callable[..., Any]:
+    """:func:`torch.softmax`, ``torch.log_softmax`` or the masked softmax over ``dim=-1``."""
     try:
         import torch
     except ImportError:
         raise TargetError("target 'torch' needs torch, which is not installed") from None
-    if kind == "masked_softmax":
-
-        def torch_masked(x: Any, mask: Any) -> Any:
-            return torch.softmax(x.masked_fill(~mask, float("-inf")), dim=-1)
-
-        source = "fn = lambda x, mask: torch.softmax(x.masked_fill(~mask, float('-inf')), dim=-1)"
-        return _named(torch_masked, "torch", "softmax(masked_fill(~mask, -inf))", source)
-    function = torch.log_softmax if kind == "log_softmax" else torch.softmax
+    functions = {"softmax": torch.softmax, "log_softmax": torch.log_softmax}
+    if kind not in functions:
+        return _torch_masked(torch)
+    function = functions[kind]
 
     def torch_softmax(x: Any) -> Any:
         return function(x, dim=-1)
@@ -149,21 +179,26 @@ def _torch(kind: str) -> Callable[..., Any]:
     return _named(torch_softmax, "torch", f"{function.__name__}(dim=-1)", source)
 
 
-def _jax(kind: str) -> Callable[..., Any]:
+def _jax_masked(jax: Any) -> Callable[..., Any]:
+    def jax_masked(x: Any, mask: Any) -> Any:
+        return jax.nn.softmax(x, axis=-1, where=mask)
+
+    source = "fn = lambda x, mask: jax.nn.softmax(x, axis=-1, where=mask)"
+    return _named(jax_masked, "jax.nn", "softmax(axis=-1, where=mask)", source)
+
+
+def jax_target(kind: str) -> Callable[..., Any]:
+    """:func:`jax.nn.softmax`, ``log_softmax`` or the masked softmax (``where=``)."""
     try:
         import jax.nn
     except ImportError:
         raise TargetError(
             "target 'jax' needs jax, which is not installed (pip install jax)"
         ) from None
-    if kind == "masked_softmax":
-
-        def jax_masked(x: Any, mask: Any) -> Any:
-            return jax.nn.softmax(x, axis=-1, where=mask)
-
-        source = "fn = lambda x, mask: jax.nn.softmax(x, axis=-1, where=mask)"
-        return _named(jax_masked, "jax.nn", "softmax(axis=-1, where=mask)", source)
-    function = jax.nn.log_softmax if kind == "log_softmax" else jax.nn.softmax
+    functions = {"softmax": jax.nn.softmax, "log_softmax": jax.nn.log_softmax}
+    if kind not in functions:
+        return _jax_masked(jax)
+    function = functions[kind]
 
     def jax_softmax(x: Any) -> Any:
         return function(x, axis=-1)
@@ -175,34 +210,29 @@ def _jax(kind: str) -> Callable[..., Any]:
 def builtin(name: str, kind: str = "softmax") -> Target:
     """A built-in target (``numpy``, ``scipy``, ``torch``, ``jax``) for ``kind``.
 
+    The kind's record (:attr:`~softmax_dispersion.testing.kinds.Kind.targets`) names the
+    factory of each target word it provides.
+
     Raises
     ------
     TargetError
-        For an unknown name, a kind the built-ins do not provide, or a library that is
-        not installed.
+        For an unknown name or kind, a kind the target does not provide, or a library
+        that is not installed.
     """
     if name not in BUILTIN_TARGETS:
         raise TargetError(f"unknown built-in target {name!r}; known: {', '.join(BUILTIN_TARGETS)}")
-    if kind not in BUILTIN_KINDS or (name == "scipy" and kind == "masked_softmax"):
-        provided = BUILTIN_KINDS if name != "scipy" else BUILTIN_KINDS[:2]
+    if kind not in KINDS:
+        raise TargetError(f"unknown kind {kind!r}; known: {', '.join(KINDS)}")
+    spec = KINDS[kind].targets.get(name)
+    if spec is None:
+        provided = [k for k, record in KINDS.items() if name in record.targets]
         raise TargetError(
             f"built-in target {name!r} provides --kind {', '.join(provided)}, not {kind!r}; "
             "pass your own module:function"
         )
-    label = f"{name} {kind}"
-    if name == "numpy":
-        functions: dict[str, Callable[..., Any]] = {
-            "softmax": numpy_softmax,
-            "log_softmax": numpy_log_softmax,
-            "masked_softmax": numpy_masked_softmax,
-        }
-        fn = functions[kind]
-        return Target(fn, label, "numpy")
-    if name == "scipy":
-        return Target(_scipy(kind), label, "numpy")
-    if name == "torch":
-        return Target(_torch(kind), label, "torch")
-    return Target(_jax(kind), label, "jax")
+    module, _, attribute = spec.partition(":")
+    factory = getattr(importlib.import_module(module), attribute)
+    return Target(factory(kind), f"{name} {kind}", TARGET_LIBRARIES[name])
 
 
 def _import_callable(spec: str) -> Callable[..., Any]:

@@ -98,6 +98,7 @@ import numpy as np
 import numpy.typing as npt
 
 from softmax_dispersion.numerics.rounding import FORMATS, float_format
+from softmax_dispersion.testing.kinds import TOLERANCE_MODELS
 
 __all__ = [
     "MODELS",
@@ -110,7 +111,7 @@ __all__ = [
 ]
 
 F64 = npt.NDArray[np.float64]
-MODELS = ("recursive", "pairwise", "ulps")
+MODELS = tuple(TOLERANCE_MODELS)
 """The named tolerance models; the first is the default."""
 _ROUND_UP = 1 + 4 * 2.0**-53  # float64 evaluation of the bound, rounded outwards
 

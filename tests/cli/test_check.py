@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
 import sys
 from importlib.util import find_spec
 from pathlib import Path
@@ -72,7 +73,7 @@ def test_textbook_numpy_softmax() -> None:
 def test_kind_names_are_the_oracle_s() -> None:
     from softmax_dispersion.testing import KINDS
 
-    assert KIND_NAMES is KINDS
+    assert tuple(KINDS) == KIND_NAMES
 
 
 def test_builtins_resolve_with_their_library() -> None:
@@ -203,3 +204,29 @@ def test_the_jax_target_passes_out_of_the_box(capsys: pytest.CaptureFixture[str]
     assert main(["check", "jax"]) == 0
     out = capsys.readouterr().out
     assert "float64" in out and "PASSED" in out and "64-bit types enabled" in out
+
+
+HEAVY = ("numpy", "sympy", "z3", "torch", "jax", "flint", "mpmath", "scipy")
+_HELP = """
+import argparse, json, sys, time
+start = time.perf_counter()
+from softmax_dispersion.cli import check
+parser = argparse.ArgumentParser(prog="softmax-dispersion")
+text = check.add_parser(parser.add_subparsers()).format_help()
+took = time.perf_counter() - start
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in {heavy!r})
+print(json.dumps([took, heavy, text]))
+"""
+
+
+def test_check_help_is_built_from_the_registry_without_numpy() -> None:
+    # The help text comes from the kinds' registry, which imports the standard library
+    # only: no numpy, sympy or z3 (before: the battery, sympy and z3, about 1 s).  The
+    # time is a generous bound in a fresh process; bench_oracle.py measures it.
+    code = _HELP.format(heavy=HEAVY)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    took, heavy, text = json.loads(done.stdout)
+    assert heavy == []
+    flat = " ".join(text.split())
+    assert "ssmax: fn(x)" in flat and "masked_softmax: fn(x, mask)" in flat and "--s S" in flat
+    assert took < 1.0, took

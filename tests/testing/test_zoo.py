@@ -199,7 +199,13 @@ def test_a_torch_function_given_numpy_arrays_is_told_to_use_torch() -> None:
 
 
 def test_argument_errors() -> None:
-    assert KINDS == ("softmax", "log_softmax", "adaptive_temperature", "ssmax", "masked_softmax")
+    assert tuple(KINDS) == (
+        "softmax",
+        "log_softmax",
+        "adaptive_temperature",
+        "ssmax",
+        "masked_softmax",
+    )
     with pytest.raises(ValueError, match="needs the scale s"):
         check_softmax(textbook, kind="ssmax")
     with pytest.raises(ValueError, match="unknown kind"):
