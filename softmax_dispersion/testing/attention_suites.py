@@ -36,6 +36,7 @@ The fully masked rows and the rows of ``finfo.min`` are *policy* inputs
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +46,7 @@ from softmax_dispersion.numerics.rounding import float_format
 
 __all__ = [
     "ATTENTION_SUITES",
+    "SUITE_BUILDERS",
     "AttentionCase",
     "attention_suites",
     "check_suite_names",
@@ -265,14 +267,15 @@ def _shapes(dtype: str, seed: int) -> list[AttentionCase]:
     return cases
 
 
-_BUILDERS = {
+SUITE_BUILDERS: dict[str, Callable[[str, int], list[AttentionCase]]] = {
     "random": _random,
     "long": _long,
     "masks": _masks,
     "large_scores": _large,
     "shapes": _shapes,
 }
-ATTENTION_SUITES = tuple(_BUILDERS)
+"""The attention suites by name: ``builder(dtype, seed)`` → cases."""
+ATTENTION_SUITES = tuple(SUITE_BUILDERS)
 """The attention suites' names, in order."""
 
 
@@ -293,7 +296,7 @@ def attention_suites(
     """
     names = check_suite_names(suites)
     float_format(dtype)
-    return [case for name in names for case in _BUILDERS[name](dtype, seed)]
+    return [case for name in names for case in SUITE_BUILDERS[name](dtype, seed)]
 
 
 def check_suite_names(suites: list[str] | tuple[str, ...] | None) -> list[str]:
@@ -301,7 +304,7 @@ def check_suite_names(suites: list[str] | tuple[str, ...] | None) -> list[str]:
     names = list(ATTENTION_SUITES if suites is None else suites)
     if not names:
         raise ValueError("suites is empty: choose at least one of " + ", ".join(ATTENTION_SUITES))
-    unknown = [name for name in names if name not in _BUILDERS]
+    unknown = [name for name in names if name not in SUITE_BUILDERS]
     if unknown:
         raise ValueError(
             f"unknown attention suite {unknown[0]!r}; known: {', '.join(ATTENTION_SUITES)}"

@@ -24,6 +24,7 @@ A row of only ``−inf`` is a policy input (:func:`vjp_policy_cases`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +32,7 @@ import numpy.typing as npt
 
 from softmax_dispersion.numerics.rounding import float_format
 
-__all__ = ["VJP_SUITES", "VJPCase", "vjp_policy_cases", "vjp_suites"]
+__all__ = ["SUITE_BUILDERS", "VJP_SUITES", "VJPCase", "vjp_policy_cases", "vjp_suites"]
 
 F64 = npt.NDArray[np.float64]
 
@@ -117,14 +118,15 @@ def _shapes(dtype: str, seed: int) -> list[VJPCase]:
     ]
 
 
-_BUILDERS = {
+SUITE_BUILDERS: dict[str, Callable[[str, int], list[VJPCase]]] = {
     "random": _random,
     "long": _long,
     "neg_inf": _neg_inf,
     "cancellation": _cancellation,
     "shapes": _shapes,
 }
-VJP_SUITES = tuple(_BUILDERS)
+"""The VJP suites by name: ``builder(dtype, seed)`` → cases."""
+VJP_SUITES = tuple(SUITE_BUILDERS)
 """The VJP suites' names, in order."""
 
 
@@ -139,7 +141,7 @@ def check_vjp_suite_names(suites: list[str] | tuple[str, ...] | None) -> list[st
     names = list(VJP_SUITES if suites is None else suites)
     if not names:
         raise ValueError("suites is empty: choose at least one of " + ", ".join(VJP_SUITES))
-    unknown = [name for name in names if name not in _BUILDERS]
+    unknown = [name for name in names if name not in SUITE_BUILDERS]
     if unknown:
         raise ValueError(f"unknown VJP suite {unknown[0]!r}; known: {', '.join(VJP_SUITES)}")
     return names
@@ -157,7 +159,7 @@ def vjp_suites(
     """
     names = check_vjp_suite_names(suites)
     float_format(dtype)
-    return [case for name in names for case in _BUILDERS[name](dtype, seed)]
+    return [case for name in names for case in SUITE_BUILDERS[name](dtype, seed)]
 
 
 def vjp_policy_cases(dtype: str) -> dict[str, VJPCase]:
