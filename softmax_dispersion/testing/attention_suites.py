@@ -6,7 +6,7 @@ scores, in the tested dtype), ``is_causal`` and ``scale``.  Five suites:
 
 ``random``
     Seeded normal inputs from one key to 1238 keys (an off-block length), head sizes 8 to
-    64, several heads and batches.
+    64, several heads and batches; rows lifted 40 apart by a constant bias each.
 ``long``
     4096 and 8192 keys (16-bit and float32 only): near-uniform weights over positive
     values, on which a weighted sum held in 16 bits stalls, and sharp weights.
@@ -121,6 +121,13 @@ def _random(dtype: str, seed: int) -> list[AttentionCase]:
         k = _normal(rng, b, h, keys, dims, size)
         v = _normal(rng, b, h, keys, dims, 1.0)
         cases.append(AttentionCase(f"random/s{keys}_e{dims}", q, k, v))
+    # rows 40 apart, the first the lowest (a float bias constant along each row: the exact
+    # answer ignores it): a maximum taken across rows underflows the lower rows
+    q = _normal(rng, 1, 2, 4, 16, 1.0)
+    k = _normal(rng, 1, 2, 24, 16, 1.0)
+    v = _normal(rng, 1, 2, 24, 16, 1.0)
+    apart = np.broadcast_to(-40.0 * np.arange(3, -1, -1)[:, None], (4, 24)).copy()
+    cases.append(AttentionCase("random/rows_apart", q, k, v, apart))
     return cases
 
 

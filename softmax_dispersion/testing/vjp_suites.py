@@ -6,7 +6,8 @@ the battery.  Five suites:
 
 ``random``
     Seeded normal rows of 1, 2, 7, 137 and 1238 entries at several spreads, normal
-    gradients.
+    gradients, rows far apart from each other, and logits past the overflow of the
+    format's ``exp`` (code that recomputes the weights without the max shift overflows).
 ``long``
     Rows of 4096 entries (torch's own float64 backward must pass there) and 8192.
 ``neg_inf``
@@ -69,7 +70,20 @@ def _random(dtype: str, seed: int) -> list[VJPCase]:
         x = rng.standard_normal((8, n)) * spreads[:, None] + rng.uniform(-5, 5, size=(8, 1))
         g = rng.standard_normal((8, n))
         cases.append(VJPCase(f"random/n{n}", x, g))
-    return cases
+    step = 4.0 if dtype == "float16" else 50.0
+    apart = rng.standard_normal((4, 32)) - step * np.arange(3, -1, -1)[:, None]  # lowest first
+    cases.append(VJPCase("random/rows_apart", apart, rng.standard_normal((4, 32))))
+    return [*cases, _past_overflow(dtype, seed)]
+
+
+EXP_OVERFLOW = {"float16": 12.0, "bfloat16": 90.0, "float32": 90.0, "float64": 711.0}
+"""Logits past the overflow of each format's ``exp``: code without the max shift fails."""
+
+
+def _past_overflow(dtype: str, seed: int) -> VJPCase:
+    rng = np.random.default_rng(seed + 25)
+    x = EXP_OVERFLOW[dtype] + rng.uniform(0, 2, size=(4, 16))
+    return VJPCase("random/past_exp_overflow", x, rng.standard_normal((4, 16)))
 
 
 def _long(dtype: str, seed: int) -> list[VJPCase]:

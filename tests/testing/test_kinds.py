@@ -7,7 +7,6 @@ import subprocess
 import sys
 from dataclasses import replace
 
-import numpy as np
 import pytest
 
 from softmax_dispersion.testing import check_softmax
