@@ -188,13 +188,16 @@ def jax_attention_target(kind: str) -> Callable[..., Any]:
         out = jax.nn.dot_product_attention(query, key, value, **options)
         return out.reshape(*batch, length, values)
 
-    # one compilation per shape and dtype, not one per operation
+    # one compilation per shape and dtype, not one per operation; 16-bit inputs run
+    # eagerly: XLA on CPU refuses the jitted 16-bit dot with float32 accumulation
+    # ("F16_F16_F32 is not supported by dot_general on CPU", jax 0.10)
     compiled = jax.jit(layout, static_argnames=("is_causal", "scale"))
 
     def attention(
         q: Any, k: Any, v: Any, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
     ) -> Any:
-        return compiled(q, k, v, attn_mask, is_causal=is_causal, scale=scale)
+        run = compiled if q.dtype.itemsize >= 4 else layout
+        return run(q, k, v, attn_mask, is_causal=is_causal, scale=scale)
 
     source = (
         "import jax, jax.numpy as jnp\n"
