@@ -32,3 +32,15 @@ def test_the_script_runs_quickly(tmp_path: Path) -> None:
     assert rows[0]["passed"] and rows[0]["shapes"] > 0
     assert 0 < rows[0]["cold_in_fn_s"] < rows[0]["cold_s"]
     assert out.read_text().startswith("[")
+
+
+def test_the_attention_timing_runs(tmp_path: Path) -> None:
+    out = tmp_path / "attention.json"
+    code = bench_oracle.main(
+        ["--kind", "attention", "--quick", "--libraries", "numpy", "--json", str(out)]
+    )
+    assert code == 0
+    rows = bench_oracle.measure_attention("numpy", quick=True)
+    assert rows[0]["passed"] == {"float32": True}
+    assert 0 < rows[0]["float32_in_fn_s"] < rows[0]["float32_s"]
+    assert '"implementation": "numpy"' in out.read_text()

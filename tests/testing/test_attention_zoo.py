@@ -128,3 +128,11 @@ def test_the_jax_vjp_built_ins_pass() -> None:
         target = builtin("jax", kind)
         report = check_softmax(target.fn, kind=kind, library="jax", suites=["random", "neg_inf"])
         assert report.passed, report.text()
+
+
+def test_the_oracle_page_counts_the_zoo() -> None:
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "oracle.md").read_text()
+    assert f"holds {len(WRONG)} wrong implementations" in page
+    assert f"and {len(CORRECT)} honest ones" in page
