@@ -162,7 +162,8 @@ def _bounds(
     with np.errstate(all="ignore"):
         error = np.abs(out - ref.values.reshape(shape))
         within = (error <= allowed + np.nan_to_num(ref.radius.reshape(shape))) & np.isfinite(out)
-    return np.all(within, axis=-1)
+    rows: Bool = np.all(within, axis=-1)
+    return rows
 
 
 def judgement(out: F64, problem: AttentionProblem, tolerance: object) -> _Judgement:

@@ -122,7 +122,8 @@ class AttentionProblem:
     @property
     def fully_masked(self) -> Bool:
         """Rows with every key excluded: ``(B, L)``."""
-        return np.all(self.excluded, axis=-1)
+        found: Bool = np.all(self.excluded, axis=-1)
+        return found
 
     @property
     def scale_float(self) -> float:
@@ -873,4 +874,5 @@ def _dot_size(problem: AttentionProblem) -> F64:
     dims = problem.q.shape[2]
     with np.errstate(all="ignore"):
         size = np.matmul(np.abs(problem.q), np.swapaxes(np.abs(problem.k), 1, 2))
-        return problem.scale_float * size * (1 + _gamma(dims + 2)) * (1 + 2.0**-50)
+        found: F64 = problem.scale_float * size * (1 + _gamma(dims + 2)) * (1 + 2.0**-50)
+    return found

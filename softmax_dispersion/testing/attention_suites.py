@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -85,7 +86,7 @@ class AttentionCase:
     q: F64
     k: F64
     v: F64
-    mask: F64 | Bool | None = None
+    mask: npt.NDArray[Any] | None = None
     is_causal: bool = False
     scale: float | None = None
     core: bool = True

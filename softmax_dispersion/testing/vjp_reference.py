@@ -84,9 +84,12 @@ def vjp_scale(probs: F64, g: F64, log: bool) -> F64:
     [[1.5, 2.5]]
     """
     size = np.abs(np.where(probs > 0, g, 0.0))
+    scale: F64
     if log:
-        return np.abs(g) + probs * np.sum(np.abs(g), axis=-1, keepdims=True)
-    return probs * (size + np.sum(probs * size, axis=-1, keepdims=True))
+        scale = np.abs(g) + probs * np.sum(np.abs(g), axis=-1, keepdims=True)
+    else:
+        scale = probs * (size + np.sum(probs * size, axis=-1, keepdims=True))
+    return scale
 
 
 def _float64_engine(
