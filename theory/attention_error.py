@@ -51,6 +51,13 @@ the derivative at ``τ = 0``, decided by the kernel's differentiation rules.
 The allowance grows with ``n`` (``γ_pv``, and ``γ_qk`` with ``E``) and with the size of
 the scores (``u|s_j|``: a score of ``10⁴`` held in float16 is off by up to 4).
 
+What the model leaves out: an online (flash) softmax rescales its running sum and its
+accumulator by a computed ``exp(m_old − m_new)`` each time the maximum grows.  That
+factor's own error is common to the numerator and the denominator and cancels in their
+quotient; the rounding of the two products per rescale is not counted here (the
+summation factors, for any order, leave room for it in practice, and the oracle's zoo of
+online implementations passes, but no step of T14 proves it).
+
 Examples
 --------
 A float32 score (``u = 2**-24``) of size 3 from a dot product of ``E = 64`` products,
