@@ -309,8 +309,14 @@ class AttentionEngine:
                     run = self._run(case, session, caller, variant)
                     if run is not None:
                         yield run
-                if caller is not session.call and caller.modified and not session.call.modified:
-                    session.call.modified = f"{variant}: {caller.modified}"
+                if caller is not session.call:
+                    # the battery's behaviours and fresh_output read the main caller
+                    main = session.call
+                    if caller.modified and not main.modified:
+                        main.modified = f"{variant}: {caller.modified}"
+                    if caller.overwritten and not main.overwritten:
+                        main.overwritten = f"{variant}: {caller.overwritten}"
+                    main.calls += caller.calls
 
     def _output(
         self, case: AttentionCase, session: Session, caller: Caller, label: str
