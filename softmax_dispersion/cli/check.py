@@ -130,8 +130,8 @@ def read_tolerance(text: str | None) -> object:
 
     Examples
     --------
-    >>> read_tolerance("pairwise"), read_tolerance("4"), read_tolerance(None)
-    ('pairwise', 4.0, None)
+    >>> read_tolerance("strict"), read_tolerance("4"), read_tolerance(None)
+    ('strict', 4.0, None)
     """
     from softmax_dispersion.testing.kinds import TOLERANCE_MODELS
 
@@ -140,6 +140,11 @@ def read_tolerance(text: str | None) -> object:
         return None
     if text in models:
         return text
+    if text == "pairwise":
+        raise UsageError(
+            "--tolerance pairwise was replaced by strict (any summation order, the "
+            "max-shifted formulations only)"
+        )
     try:
         ulps = float(text)
     except ValueError:

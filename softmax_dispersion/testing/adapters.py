@@ -130,12 +130,12 @@ class Adapter:
         """The exact float64 values of one of this library's arrays."""
         return to_float64(array)[0]
 
-    def source(self, dtype: str) -> str:
-        """Python code turning a numpy array ``x`` (float64 values) into the input."""
-        return f"x = x.astype({dtype!r})"
+    def source(self, dtype: str, name: str = "x") -> str:
+        """Python code turning a numpy array ``name`` (float64 values) into the input."""
+        return f"{name} = {name}.astype({dtype!r})"
 
-    def mask_source(self) -> str:
-        """Python code turning a numpy boolean array ``mask`` into the library's."""
+    def mask_source(self, name: str = "mask") -> str:
+        """Python code turning a numpy boolean array ``name`` into the library's."""
         return ""
 
 
@@ -156,11 +156,11 @@ class _Torch(Adapter):
 
         return torch.from_numpy(np.array(mask, dtype=bool, copy=True))
 
-    def source(self, dtype: str) -> str:
-        return f"import torch; x = torch.from_numpy(x).to(torch.{dtype})"
+    def source(self, dtype: str, name: str = "x") -> str:
+        return f"import torch; {name} = torch.from_numpy({name}).to(torch.{dtype})"
 
-    def mask_source(self) -> str:
-        return "mask = torch.from_numpy(mask)"
+    def mask_source(self, name: str = "mask") -> str:
+        return f"{name} = torch.from_numpy({name})"
 
 
 class _Jax(Adapter):
@@ -195,14 +195,14 @@ class _Jax(Adapter):
 
         return jnp.asarray(np.ascontiguousarray(mask, dtype=bool))
 
-    def source(self, dtype: str) -> str:
+    def source(self, dtype: str, name: str = "x") -> str:
         return (
             "import jax; jax.config.update('jax_enable_x64', True); import jax.numpy as jnp; "
-            f"x = jnp.asarray(x, dtype=jnp.{dtype})"
+            f"{name} = jnp.asarray({name}, dtype=jnp.{dtype})"
         )
 
-    def mask_source(self) -> str:
-        return "mask = jnp.asarray(mask)"
+    def mask_source(self, name: str = "mask") -> str:
+        return f"import jax.numpy as jnp; {name} = jnp.asarray({name})"
 
 
 def _numpy() -> Adapter:

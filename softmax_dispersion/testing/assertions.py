@@ -135,7 +135,7 @@ def assert_softmax_close(
         Compare with log-softmax.
     tolerance
         ``None`` (T12: any summation order and standard formulation), a number of
-        ULPs, ``"recursive"``, ``"pairwise"`` or a
+        ULPs, ``"recursive"``, ``"strict"`` or a
         :class:`~softmax_dispersion.testing.Tolerance`.
     mask
         A boolean array shaped like ``x`` for a masked softmax: the output must be the

@@ -119,7 +119,8 @@ BEHAVIOURS: dict[str, tuple[str, ...]] = {
 
 TOLERANCE_MODELS: dict[str, str] = {
     "recursive": "T12 with γ_{n−1}: any summation order and every standard formulation",
-    "pairwise": "T12 with γ_{⌈log2 n⌉}: pairwise sums, max-shifted formulations only",
+    "strict": "T12 with γ_{n−1}: any summation order, the max-shifted formulations only "
+    "(no log-sum-exp first, no log-add-exp fold, no scale before the shift)",
     "ulps": "a fixed number of ULPs at the reference value",
 }
 """The accuracy models of :class:`~softmax_dispersion.testing.Tolerance` (the first is the

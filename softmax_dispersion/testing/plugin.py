@@ -12,7 +12,7 @@ The marker sets the fixture's defaults for a test::
     def test_my_log_softmax(softmax_oracle):
         softmax_oracle.check(my_log_softmax)
 
-    @pytest.mark.softmax_oracle(kind="masked_softmax", tolerance="pairwise",
+    @pytest.mark.softmax_oracle(kind="masked_softmax", tolerance="strict",
                                 policies={"fully masked row": "zeros"})
     def test_my_attention_softmax(softmax_oracle):
         softmax_oracle.check(my_masked_softmax)  # called as fn(x, mask)
@@ -25,6 +25,7 @@ a test first uses the fixture.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -55,10 +56,21 @@ class SoftmaxOracle:
     defaults
         Keyword arguments of :func:`~softmax_dispersion.testing.check_softmax` used when a
         call does not give them (from the ``softmax_oracle`` marker).
+    folder
+        Called on a failure only: the folder long worst inputs are written to (the
+        fixture's is the test's ``tmp_path``); ``None``: nothing is written.
+    verbose
+        Every dtype of a failing property in full (the fixture: pytest's ``-v``).
     """
 
-    def __init__(self, defaults: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        defaults: Mapping[str, Any] | None = None,
+        folder: Callable[[], Path] | None = None,
+        verbose: bool = False,
+    ) -> None:
         self.defaults: dict[str, Any] = dict(defaults or {})
+        self.folder, self.verbose = folder, verbose
 
     def check(self, fn: Callable[..., Any], **kwargs: Any) -> Report:
         """Run the battery on ``fn`` and fail the test if any property fails.
@@ -84,7 +96,9 @@ class SoftmaxOracle:
         from softmax_dispersion.testing import check_softmax
 
         report = check_softmax(fn, **{**self.defaults, **kwargs})
-        report.raise_if_failed()
+        if not report.passed:
+            folder = self.folder() if self.folder is not None else None
+            report.raise_if_failed(folder, verbose=self.verbose)
         return report
 
     def assert_close(self, actual: Any, x: Any, **kwargs: Any) -> None:
@@ -153,4 +167,9 @@ def softmax_oracle(request: pytest.FixtureRequest) -> SoftmaxOracle:
                 f"known: {', '.join(MARKER_ARGUMENTS)}"
             )
         defaults.update(marker.kwargs)
-    return SoftmaxOracle(defaults)
+    # The test's tmp_path, asked for only when a check fails (pytest keeps a few).
+    return SoftmaxOracle(
+        defaults,
+        folder=lambda: Path(request.getfixturevalue("tmp_path")),
+        verbose=request.config.get_verbosity() > 0,
+    )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,6 +94,9 @@ class PropertyResult:
         The worst failing element (the worst one checked when none failed).
     hint : str
         The likely cause of a failure, where one is recognised (``""`` otherwise).
+    textbook_ulp : float or None
+        ``accuracy`` in a 16-bit dtype: the largest error of a plain two-pass softmax
+        in the same dtype with float32 sums, on the same cases (``None`` elsewhere).
     """
 
     name: str
@@ -105,6 +107,23 @@ class PropertyResult:
     message: str
     worst: Worst | None = None
     hint: str = ""
+    textbook_ulp: float | None = None
+
+    @property
+    def error_ratio(self) -> float | None:
+        """The worst error over the textbook's (``1.3`` reads "1.3× the textbook error").
+
+        Informative: the verdict is the derived tolerance.  The textbook's error is
+        taken as at least half an ULP (no float result does better).
+
+        Examples
+        --------
+        >>> PropertyResult("accuracy", "float16", 9, 0, 3.0, "ok", textbook_ulp=2.0).error_ratio
+        1.5
+        """
+        if self.textbook_ulp is None:
+            return None
+        return self.max_ulp / max(self.textbook_ulp, 0.5)
 
     @property
     def passed(self) -> bool:
@@ -147,6 +166,9 @@ def _literal(array: npt.ArrayLike, dtype: str = "float64") -> str:
     data = np.asarray(array)
     if data.dtype == bool:
         return f"np.array({data.tolist()!r})"
+    if data.size > INLINE_LIMIT and _constant(data):
+        value = repr(float(data.reshape(-1)[0])).replace("inf", "float('inf')")
+        return f"np.full({data.shape!r}, {value})"
     values = repr([float(v) for v in data.reshape(-1)])
     values = values.replace("inf", "float('inf')").replace("nan", "float('nan')")
     return f"np.array({values}).reshape({data.shape!r})"
@@ -186,7 +208,7 @@ class Report:
     seconds: float = 0.0
     source: str = ""
     tolerance: str = ""
-    _saved: dict[int, Path] = field(default_factory=dict, repr=False)
+    _saved: dict[tuple[int, str], Path] = field(default_factory=dict, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -214,6 +236,9 @@ class Report:
                 "message": r.message,
                 "hint": r.hint,
             }
+            if r.textbook_ulp is not None:
+                item["textbook_ulp"] = _finite(r.textbook_ulp)
+                item["error_ratio"] = _finite(r.error_ratio or 0.0)
             if r.worst is not None and not r.passed:
                 w = r.worst
                 item["worst"] = {
@@ -225,7 +250,10 @@ class Report:
                     "allowance": _finite(w.allowance),
                     "error_ulps": _finite(w.error_ulps),
                     "allowed_ulps": _finite(w.allowed_ulps),
+                    "shape": list(np.asarray(w.inputs).shape),
                 }
+                if "perm" in w.extra:
+                    item["worst"]["perm"] = [int(i) for i in w.extra["perm"]]
             results.append(item)
         return {
             "kind": self.kind,
@@ -256,6 +284,9 @@ class Report:
         if result is None:
             return "-"
         verdict = "ok" if result.passed else f"FAIL {result.failures}/{result.cases}"
+        ratio = result.error_ratio
+        if ratio is not None:
+            return f"{verdict} ({result.max_ulp:.3g} ULP, {ratio:.3g}×)"
         return f"{verdict} ({result.max_ulp:.3g} ULP)" if result.max_ulp else verdict
 
     def table(self) -> str:
@@ -280,39 +311,66 @@ class Report:
         """The named behaviours as lines ``key: observed``."""
         return [f"{key}: {value}" for key, value in self.policies.items()]
 
-    def text(self, folder: str | Path | None = None) -> str:
-        """The full text report: the table, every failure with its reproducer, behaviours.
+    def _legend(self) -> list[str]:
+        if not any(r.textbook_ulp is not None for r in self.results):
+            return []
+        return [
+            "×: the worst accuracy error over that of a plain two-pass softmax with float32 "
+            "arithmetic, rounded once to the same 16-bit dtype (informative; the verdict is "
+            "the tolerance)"
+        ]
 
-        Long worst inputs are written as ``.npy`` files into ``folder`` (a new temporary
-        folder when ``None``), and the reproducers load them from there.
+    def text(self, folder: str | Path | None = None, *, verbose: bool = False) -> str:
+        """The text report: the table, each failing property with its reproducer, behaviours.
+
+        Each failing property takes about 20 lines: its worst dtype in full (message,
+        worst input, values, reproducer, likely cause) and one line for each other dtype
+        (every dtype in full with ``verbose``; all of it is in :meth:`to_json`).  Long
+        worst inputs are written as ``.npy`` files into ``folder`` when one is given;
+        otherwise the reproducer rebuilds them from the suites where it can, and says
+        how to get the file where it cannot.  No folder is ever created unasked.
         """
         lines = [self.table()]
         if self.tolerance:
             lines.append(f"tolerance: {self.tolerance}")
+        lines += self._legend()
         for note in self.notes:
             lines.append(f"note: {note}")
-        for r in self.failures:
-            lines += ["", *self.describe(r, folder)]
+        for group in self._groups():
+            lines += ["", *self._describe_group(group, folder, verbose)]
         if self.policies:
             lines += ["", "named behaviours (reported, not failed unless required):"]
             lines += [f"  {line}" for line in self.behaviours()]
         return "\n".join(lines)
 
+    def _groups(self) -> list[list[PropertyResult]]:
+        """The failures grouped by property, worst dtype first in each group."""
+        groups: dict[str, list[PropertyResult]] = {}
+        for result in self.failures:
+            groups.setdefault(result.name, []).append(result)
+        return [
+            sorted(group, key=lambda r: -r.failures / max(r.cases, 1)) for group in groups.values()
+        ]
+
+    def _describe_group(
+        self, group: list[PropertyResult], folder: str | Path | None, verbose: bool
+    ) -> list[str]:
+        lines = self.describe(group[0], folder)
+        for other in group[1:]:
+            if verbose:
+                lines += self.describe(other, folder)
+            else:
+                lines.append(f"  also [{other.dtype}]: {_clip(other.message)}")
+        return lines
+
     def describe(self, result: PropertyResult, folder: str | Path | None = None) -> list[str]:
         """The lines of one failure: message, worst input, values, reproducer, hint."""
-        lines = [f"{result.name} [{result.dtype}]: {result.message}"]
+        lines = [f"{result.name} [{result.dtype}]: {_clip(result.message, 400)}"]
         w = result.worst
         if w is not None:
             lines.append(f"  worst input: {result.worst_input}")
-            values = f"  at ({w.row}, {w.column}): actual {w.actual!r}, expected {w.expected!r}"
-            if not math.isnan(w.error_ulps):
-                values += (
-                    f", error {w.error_ulps:.4g} ULP, allowed {w.allowed_ulps:.4g} ULP "
-                    f"(±{w.allowance:.3g})"
-                )
-            elif not math.isnan(w.allowance):
-                values += f", allowed ±{w.allowance:.3g}"
-            if not (math.isnan(w.actual) and math.isnan(w.expected)) or values.count(",") > 1:
+            values = _values_line(w)
+            if values:
                 lines.append(values)
             code = self.reproducer(result, folder)
             lines.append("  reproduce:")
@@ -321,7 +379,7 @@ class Report:
             lines.append(f"  likely cause: {result.hint}")
         return lines
 
-    def to_markdown(self, folder: str | Path | None = None) -> str:
+    def to_markdown(self, folder: str | Path | None = None, *, verbose: bool = False) -> str:
         """The report as Markdown: a table, the failures and the named behaviours."""
         props, dtypes, cells = self._grid()
         verdict = "passed" if self.passed else "**failed**"
@@ -337,12 +395,13 @@ class Report:
             )
         if self.tolerance:
             lines += ["", f"Tolerance: {self.tolerance}."]
+        lines += ["", *self._legend()] if self._legend() else []
         if self.notes:
             lines += ["", *[f"- note: {note}" for note in self.notes]]
         if self.failures:
             lines += ["", "Failures:", ""]
-            for r in self.failures:
-                detail = self.describe(r, folder)
+            for group in self._groups():
+                detail = self._describe_group(group, folder, verbose)
                 lines.append(f"- {detail[0]}")
                 if len(detail) > 1:
                     lines += ["", "  ```text", *[f"  {line}" for line in detail[1:]], "  ```"]
@@ -351,45 +410,63 @@ class Report:
             lines += [f"- {key} → {value}" for key, value in self.policies.items()]
         return "\n".join(lines)
 
-    def raise_if_failed(self, folder: str | Path | None = None) -> None:
-        """Raise :class:`AssertionError` with every failure, its worst input and reproducer."""
+    def raise_if_failed(self, folder: str | Path | None = None, *, verbose: bool = False) -> None:
+        """Raise :class:`AssertionError` with each failing property, its worst input and a
+        reproducer (about 20 lines a property; every dtype in full with ``verbose``)."""
         __tracebackhide__ = True
         if self.passed:
             return
         lines = [f"{self.implementation} ({self.kind}, {self.library}) failed the oracle:"]
-        for r in self.failures:
-            lines += self.describe(r, folder)
+        for group in self._groups():
+            lines += self._describe_group(group, folder, verbose)
         raise AssertionError("\n".join(lines))
 
     # --- reproducers ---------------------------------------------------------------------
 
+    def _arrays(self, w: Worst) -> dict[str, Any]:
+        if w.arrays:
+            return dict(w.arrays)
+        return {"x": w.inputs} | ({} if w.mask is None else {"mask": w.mask})
+
     def _load(self, result: PropertyResult, folder: str | Path | None) -> list[str]:
-        """Lines defining ``x`` (and ``mask``) as numpy arrays holding the worst input."""
+        """Lines defining each argument as a numpy array holding the worst input.
+
+        Short arrays are written inline, constant ones as ``np.full``; long ones are
+        saved to ``folder`` when one is given, else rebuilt from the suites when the
+        engine said how, else named in a comment (the reproducer then needs the file).
+        """
         w = result.worst
         assert w is not None
-        if w.inputs.size <= INLINE_LIMIT:
-            lines = [f"x = {_literal(w.inputs)}"]
-            if w.mask is not None:
-                lines.append(f"mask = {_literal(w.mask)}")
-            return lines
-        key = id(result)
-        if key not in self._saved:
-            base = (
-                Path(folder)
-                if folder is not None
-                else Path(tempfile.mkdtemp(prefix="softmax-oracle-"))
-            )
-            base.mkdir(parents=True, exist_ok=True)
-            stem = base / f"{result.name}-{result.dtype}"
-            np.save(f"{stem}.npy", w.inputs)
-            if w.mask is not None:
-                np.save(f"{stem}-mask.npy", w.mask)
-            self._saved[key] = stem
-        stem = self._saved[key]
-        lines = [f"x = np.load({str(stem) + '.npy'!r})"]
-        if w.mask is not None:
-            lines.append(f"mask = np.load({str(stem) + '-mask.npy'!r})")
+        lines = []
+        for name, array in self._arrays(w).items():
+            data = np.asarray(array)
+            if data.size <= INLINE_LIMIT or _constant(data):
+                lines.append(f"{name} = {_literal(data)}")
+            elif folder is not None:
+                lines.append(f"{name} = np.load({str(self._save(result, name, data, folder))!r})")
+            elif name in w.rebuild:
+                used = [f for f in ("suite_case", "masked_input") if f in w.rebuild[name]]
+                lines.append(
+                    f"from softmax_dispersion.testing.suites import {', '.join(used)}; "
+                    f"{name} = {w.rebuild[name]}"
+                )
+            else:
+                lines.append(
+                    f"{name} = ...  # {w.case}, shape {data.shape}: not inlined; pass "
+                    "folder=DIR (check --out DIR) to write it as .npy"
+                )
         return lines
+
+    def _save(self, result: PropertyResult, name: str, data: Any, folder: str | Path) -> Path:
+        key = (id(result), name)
+        if key not in self._saved:
+            base = Path(folder)
+            base.mkdir(parents=True, exist_ok=True)
+            suffix = "" if name == "x" else f"-{name}"
+            path = base / f"{result.name}-{result.dtype}{suffix}.npy"
+            np.save(path, data)
+            self._saved[key] = path
+        return self._saved[key]
 
     def reproducer(self, result: PropertyResult, folder: str | Path | None = None) -> str:
         """Python code that rebuilds the worst input of ``result`` and shows the failure."""
@@ -402,37 +479,72 @@ class Report:
         if isinstance(program, str):  # a kind whose whole input is rebuilt from its suite
             return program.replace("{fn}", self.source or "fn = ...  # the function under test")
         library = adapter(self.library)
-        lines = ["import numpy as np", *self._load(result, folder), library.source(result.dtype)]
-        masked = w.mask is not None
-        if masked and library.mask_source():
-            lines.append(library.mask_source())
+        arrays = self._arrays(w)
+        lines = ["import numpy as np", *self._load(result, folder)]
+        for name, array in arrays.items():
+            if np.asarray(array).dtype == bool:
+                converted = library.mask_source(name)
+            else:
+                converted = library.source(result.dtype, name)
+            if converted:
+                lines.append(converted)
         lines.append(self.source or "fn = ...  # the function under test")
-        call = "fn(x, mask)" if masked else "fn(x)"
-        lines += _checks(result, self.kind, call, masked)
+        call = w.call or ("fn(x, mask)" if "mask" in arrays else "fn(x)")
+        lines += _checks(result, self.kind, call, "mask" in arrays)
         return "\n".join(lines)
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    """``text`` cut to ``limit`` characters (the JSON keeps it whole)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _constant(data: Any) -> bool:
+    flat = np.asarray(data).reshape(-1)
+    return bool(flat.size and data.dtype != bool and np.all(flat == flat[0]))
+
+
+def _values_line(w: Worst) -> str:
+    """``at (r, c): actual .., expected ..`` without NaN placeholders."""
+    parts = []
+    if not math.isnan(w.actual) or not math.isnan(w.expected):
+        parts.append(f"actual {w.actual!r}")
+    if not math.isnan(w.expected):
+        parts.append(f"expected {w.expected!r}")
+    if not math.isnan(w.error_ulps):
+        parts.append(
+            f"error {w.error_ulps:.4g} ULP, allowed {w.allowed_ulps:.4g} ULP (±{w.allowance:.3g})"
+        )
+    elif not math.isnan(w.allowance):
+        parts.append(f"allowed ±{w.allowance:.3g}")
+    if not parts:
+        return ""
+    return f"  at ({w.row}, {w.column}): " + ", ".join(parts)
 
 
 def _checks(result: PropertyResult, kind: str, call: str, masked: bool) -> list[str]:
     """The last lines of a reproducer: what to run to see ``result``'s failure."""
+    from softmax_dispersion.testing.kinds import KINDS
+
     w = result.worst
     assert w is not None
     r, c = w.row, w.column
-    if result.name in ("accuracy", "shift_invariance") and kind in (
-        "softmax",
-        "log_softmax",
-        "masked_softmax",
-    ):
-        options = ", log=True" if kind == "log_softmax" else ", mask=mask" if masked else ""
-        return [
-            "from softmax_dispersion.testing import assert_softmax_close",
-            f"assert_softmax_close({call}, x{options})",
-        ]
+    record = KINDS.get(kind)
+    log = record is not None and record.log_output
     if result.name in ("accuracy", "shift_invariance"):
-        return [f"print({call}[{r}, {c}], 'expected', {w.expected!r})"]
+        if record is not None and record.assert_source and not w.case.startswith("policy"):
+            return record.assert_source.format(call=call).splitlines()
+        expected = "" if math.isnan(w.expected) else f", 'expected', {w.expected!r}"
+        return [f"print({call}[{r}, {c}]{expected})"]
     if result.name == "permutation":
-        perm = w.extra.get("perm", [])
+        perm = [int(i) for i in w.extra.get("perm", [])]
+        shown = (
+            f"perm = np.array({perm!r})"
+            if len(perm) <= 32
+            else f"perm = ...  # a permutation of {len(perm)} entries (in the report's JSON)"
+        )
         return [
-            f"perm = np.array({list(map(int, perm))!r})",
+            shown,
             f"print(({call})[:, perm][{r}, {c}], 'vs, on the permuted input,', "
             + (
                 f"fn(x[:, perm], mask[:, perm])[{r}, {c}])"
@@ -446,8 +558,8 @@ def _checks(result: PropertyResult, kind: str, call: str, masked: bool) -> list[
     if result.name == "row_sum":
         total = (
             f"np.exp(np.asarray({call}[{r}], dtype=float)).sum()"
-            if kind == "log_softmax"
-            else (f"np.asarray({call}[{r}], dtype=float).sum()")
+            if log
+            else f"np.asarray({call}[{r}], dtype=float).sum()"
         )
         return [f"print({total}, 'should be 1 within', {w.allowance!r})"]
     if result.name == "shape_dtype":

@@ -44,13 +44,16 @@ from softmax_dispersion.testing.properties import CaseRun, Evaluated
 from softmax_dispersion.testing.report import Worst
 from softmax_dispersion.testing.suites import (
     MASKED_POLICY_ROWS,
+    ODD_WIDTHS,
     SUITES,
     Case,
     build_suites,
     masked_input,
+    near_finfo_rows,
     policy_rows,
+    scale_lengths,
 )
-from softmax_dispersion.testing.tolerance import accumulation_format, allowed_error
+from softmax_dispersion.testing.tolerance import accumulation_format, allowances, allowed_error
 
 __all__ = [
     "ADAPTIVE_TEMPERATURE",
@@ -63,13 +66,16 @@ __all__ = [
     "RowEngine",
     "RowSpec",
     "describe_output",
+    "textbook",
 ]
 
 F64 = npt.NDArray[np.float64]
 Bool = npt.NDArray[np.bool_]
 
-PADDED_LENGTHS = (16, 256, 16384)
+PADDED_LENGTHS = (16, 256, 16384, 262144)
 """For a library that compiles per shape, rows are padded with masked entries to these."""
+UNPADDED_LENGTHS = (*OFF_BLOCK_LENGTHS, *ODD_WIDTHS)
+"""... except rows of these lengths, kept as they are: the widths of known kernel bugs."""
 ALONE_LENGTHS = (16, OFF_BLOCK_LENGTHS[0])
 """... and rows are checked alone (batch independence) at these lengths only."""
 CONTRACT = "it must normalise over the last axis and keep the shape"
@@ -113,6 +119,26 @@ def _dense(rows: F64, **kwargs: Any) -> F64:
     from softmax_dispersion.numerics.dense import certified_softmax_dense
 
     return np.asarray(certified_softmax_dense(rows, **kwargs).values)
+
+
+def _dense_pair(rows: F64, log: bool, dtype: str, **kwargs: Any) -> tuple[F64, F64]:
+    """The certified values in ``dtype`` and the coefficients as float64, from one pass.
+
+    The coefficients come from the float64 enclosure of the same evaluation (its
+    midpoint, within an ulp of float64; for log-softmax its exp): one certified pass
+    over a row of 262,144 entries instead of two.
+    """
+    from softmax_dispersion.numerics.dense import certified_softmax_dense
+
+    result = certified_softmax_dense(rows, log=log, format=dtype, **kwargs)
+    values = np.asarray(result.values)
+    if dtype == "float64" and not log:
+        return values, values
+    with np.errstate(all="ignore"):
+        lower, upper = np.asarray(result.lower), np.asarray(result.upper)
+        middle = np.where(lower == upper, lower, lower / 2 + upper / 2)
+        probs = np.exp(middle) if log else middle
+    return values, np.asarray(probs, dtype=np.float64)
 
 
 def _adaptive_beta(rows: F64, probs: F64, dtype: str) -> tuple[F64, F64]:
@@ -160,15 +186,13 @@ def _reference(rows: F64, spec: RowSpec, dtype: str, s: float | None) -> _Ref:
     ones = np.ones(rows.shape[0])
     u = FORMATS[dtype].unit_roundoff
     if spec.beta == "one":
-        values = _dense(rows, log=spec.log, format=dtype)
-        probs = values if (dtype == "float64" and not spec.log) else _dense(rows)
+        values, probs = _dense_pair(rows, spec.log, dtype)
         return _Ref(values, probs, ones, 0 * ones)
     if spec.beta == "ssmax":
         assert s is not None
         if n == 1:  # β = s·log 1 = 0: the one coefficient is 1
             return _Ref(np.zeros_like(rows) + 1.0, np.zeros_like(rows) + 1.0, 0 * ones, 0 * ones)
-        values = _dense(rows, s=s, format=dtype)
-        probs = _dense(rows, s=s)
+        values, probs = _dense_pair(rows, False, dtype, s=s)
         return _Ref(values, probs, ones * s * math.log(n), ones * 6 * u)
     base = _dense(rows)
     beta, error = _adaptive_beta(rows, base, dtype)
@@ -177,9 +201,51 @@ def _reference(rows: F64, spec: RowSpec, dtype: str, s: float | None) -> _Ref:
     for value in np.unique(beta):
         pick = beta == value
         theta: float | int = 1 if value == 1.0 else 1.0 / float(value)
-        values[pick] = _dense(rows[pick], theta=theta, format=dtype)
-        probs[pick] = _dense(rows[pick], theta=theta)
+        values[pick], probs[pick] = _dense_pair(rows[pick], False, dtype, theta=theta)
     return _Ref(values, probs, beta, error)
+
+
+def _to_bfloat16(values: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """float32 values rounded to the nearest bfloat16 (ties to even), kept as float32."""
+    bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    out = rounded.astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(values), values, out).astype(np.float32)
+
+
+def _in(dtype: str, values: Any) -> npt.NDArray[np.float32]:
+    """float32 ``values`` rounded to the 16-bit ``dtype`` (and back to float32)."""
+    values = np.asarray(values, dtype=np.float32)
+    if dtype == "bfloat16":
+        return _to_bfloat16(values)
+    rounded: npt.NDArray[np.float32] = values.astype(dtype).astype(np.float32)
+    return rounded
+
+
+def textbook(logits: F64, dtype: str, *, log: bool = False, beta: F64 | None = None) -> F64:
+    """A plain two-pass softmax of 16-bit logits with float32 arithmetic: the error baseline.
+
+    Pass one takes the row's maximum; pass two sums ``exp(β(x − max))`` in float32; the
+    output ``exp(β(x − max))/S`` (or ``β(x − max) − log S``) is computed in float32 and
+    rounded once to ``dtype``: what a careful 16-bit kernel does.  Its worst error is the
+    denominator of the report's error ratio ("1.3× the textbook error").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> textbook(np.array([[0.0, 1.0]]), "float16").tolist()
+    [[0.26904296875, 0.73095703125]]
+    """
+    with np.errstate(all="ignore"):
+        w = np.asarray(logits, dtype=np.float32)
+        top = np.max(w, axis=-1, keepdims=True)
+        top = np.where(np.isfinite(top), top, np.float32(0))
+        scale = np.float32(1) if beta is None else np.asarray(beta, dtype=np.float32)
+        shifted = ((w - top) * scale).astype(np.float32)
+        terms = np.exp(shifted)
+        total = np.sum(terms, axis=-1, keepdims=True, dtype=np.float32)
+        out = _in(dtype, shifted - np.log(total)) if log else _in(dtype, terms / total)
+    return np.asarray(out, dtype=np.float64)
 
 
 @dataclass
@@ -271,7 +337,17 @@ class RowEngine:
         if self.spec.beta == "ssmax":
             # n is the number of keys a row sees: ambiguous under masks.
             cases = [case for case in cases if case.mask is None]
+            if "bad_inputs" in suites:
+                # A small s needs a longer row for s·log n to exceed 1.
+                done = {case.rows.shape[-1] for case in cases if "near_finfo" in case.name}
+                for n in self._scale_lengths(session):
+                    if n not in done and n > 4:
+                        cases.append(near_finfo_rows(session.dtype, n))
         return cases
+
+    def _scale_lengths(self, session: Session) -> tuple[int, ...]:
+        s = session.options.get("s") if self.spec.beta == "ssmax" else None
+        return scale_lengths(s)
 
     # --- calls ---------------------------------------------------------------------------------
 
@@ -280,7 +356,7 @@ class RowEngine:
 
     def _length(self, session: Session, n: int) -> int:
         """The length rows of ``n`` are given in: ``n``, or a padded one."""
-        if not self._pads(session) or n in OFF_BLOCK_LENGTHS:
+        if not self._pads(session) or n in UNPADDED_LENGTHS:
             return n
         return next((size for size in PADDED_LENGTHS if size >= n), n)
 
@@ -404,6 +480,7 @@ class RowEngine:
                 out[cut],
                 ref,
                 cut,
+                self._rebuild(session, request),
             )
             entry = runs.setdefault(request.case.name, {"case": request.case, "shifted": []})
             if request.purpose == "main":
@@ -434,6 +511,7 @@ class RowEngine:
         out: F64,
         ref: _Ref,
         cut: tuple[slice, slice],
+        rebuild: dict[str, str] | None = None,
     ) -> Evaluated:
         logits = exact if mask is None else np.where(mask, exact, -np.inf)
         beta = np.broadcast_to(
@@ -444,7 +522,7 @@ class RowEngine:
         )
         piece = cut[0]
         values, probs = ref.values[cut], ref.probs[cut]
-        allowed = allowed_error(
+        allowed = allowances(
             logits,
             dtype=session.dtype,
             log=self.spec.log,
@@ -454,38 +532,69 @@ class RowEngine:
             probs=probs,
             tolerance=session.tolerance,
         )
+        sixteen = FORMATS[session.dtype].precision < 24
         return Evaluated(
             label=label,
             inputs=exact,
             logits=logits,
             mask=mask,
+            textbook=(
+                textbook(logits, session.dtype, log=self.spec.log, beta=beta[piece][:, None])
+                if sixteen
+                else None
+            ),
             out=out,
             values=values,
             probs=probs,
             beta=beta[piece].reshape(-1, 1),
-            allowed=allowed,
+            allowed=allowed.total,
+            strict=allowed.strict,
+            rebuild=rebuild or {},
         )
+
+    def _rebuild(self, session: Session, request: _Request) -> dict[str, str]:
+        """Expressions that rebuild a piece's arrays from the suites (reproducers)."""
+        if request.purpose == "perm" or request.case.shape is not None:
+            return {}
+        found = f"suite_case({request.case.name!r}, {session.dtype!r}, seed={session.seed})"
+        if self.spec.masked:
+            if request.purpose != "main":
+                return {}
+            return {"x": f"masked_input({found}, {session.dtype!r})", "mask": f"{found}.mask"}
+        shift = f" + {request.shift!r}" if request.purpose == "shift" else ""
+        return {"x": f"{found}.rows{shift}"}
 
     # --- policies ------------------------------------------------------------------------------
 
-    def _policy_inputs(self, session: Session) -> dict[str, tuple[list[float], list[bool] | None]]:
+    def _policy_inputs(
+        self, session: Session
+    ) -> list[tuple[str, str, list[float], list[bool] | None]]:
+        """``(key, label, row, mask)`` of every policy input; ``finfo.min`` rows at each
+        length where a scale before the shift would overflow."""
         if self.spec.masked:
-            return {key: (row, mask) for key, (row, mask) in MASKED_POLICY_ROWS.items()}
-        return {key: (row, None) for key, row in policy_rows(session.dtype).items()}
+            return [(key, "", row, mask) for key, (row, mask) in MASKED_POLICY_ROWS.items()]
+        found: list[tuple[str, str, list[float], list[bool] | None]] = []
+        for key, row in policy_rows(session.dtype).items():
+            if key == "finfo.min row":
+                found += [(key, f"n={n}", [row[0]] * n, None) for n in self._scale_lengths(session)]
+            else:
+                found.append((key, "", row, None))
+        return found
 
     def policies(self, session: Session) -> Iterator[PolicyOutcome]:
         """Call the implementation on each policy row of the kind and name the output."""
-        for key, (row, visible) in self._policy_inputs(session).items():
+        for key, label, row, visible in self._policy_inputs(session):
             rows = np.array([row], dtype=np.float64)
             mask = None if visible is None else np.array([visible], dtype=bool)
             padded, padded_mask = self._padded(rows, mask, self._length(session, rows.shape[-1]))
             try:
-                _, out, _ = self._call(session, padded, padded_mask, f"policy {key!r}")
+                where = f"policy {key!r}" + (f" ({label})" if label else "")
+                _, out, _ = self._call(session, padded, padded_mask, where)
                 out = out[:, : rows.shape[-1]]
             except SoftmaxCallError as exc:
                 cause = exc.__cause__
                 observed = f"raises {type(cause).__name__}" if cause else f"error: {exc}"
-                yield PolicyOutcome(key, observed)
+                yield PolicyOutcome(key, observed, label=label)
                 continue
             logits = rows if mask is None else np.where(mask, rows, -np.inf)
             kwargs: dict[str, Any] = {"log": self.spec.log, "format": "float64"}
@@ -495,13 +604,15 @@ class RowEngine:
             name = "the mask wins" if mask is not None and not mask.all() else "the limit"
             observed = describe_output(out[0], limit[0], self.spec.log, name)
             column = int(np.argmax(np.where(np.isnan(out[0]), -np.inf, np.abs(out[0]))))
+            # On a finite row the limit is the answer itself (the certified value).
+            finite = bool(np.all(np.isfinite(logits)))
             arrays: dict[str, Any] = {"x": rows} | ({} if mask is None else {"mask": mask})
             worst = Worst(
-                case=f"policy {key!r}",
+                case=f"policy {key!r}" + (f" ({label})" if label else ""),
                 row=0,
                 column=column,
                 actual=float(out[0, column]),
-                expected=math.nan,
+                expected=float(limit[0, column]) if finite else math.nan,
                 allowance=math.nan,
                 error_ulps=math.nan,
                 allowed_ulps=math.nan,
@@ -509,7 +620,8 @@ class RowEngine:
                 mask=mask,
                 arrays=arrays,
             )
-            yield PolicyOutcome(key, observed, worst, non_finite=not bool(np.all(np.isfinite(out))))
+            non_finite = not bool(np.all(np.isfinite(out)))
+            yield PolicyOutcome(key, observed, worst, non_finite=non_finite, label=label)
 
     # --- the expected output --------------------------------------------------------------------
 

@@ -5,8 +5,13 @@ dtype by the battery, with a boolean mask for the cases that have masked entries
 
 ``random``
     Seeded normal rows (``numpy.random.default_rng(seed)``) of lengths 1, 2, 3, 5, 7, 8,
-    137, 1238, 2049 and 4096 at scales from 1e-5 to 30 and several offsets, and one row
-    of 16384.
+    137, 1238, 2049 and 4096 at scales from 1e-5 to 30 and several offsets, one row of
+    16384; the odd widths of known CUDA bugs (:data:`ODD_WIDTHS`: 517, pytorch#143644;
+    999, an odd width in 513–1023 with ``n mod 32 != 31``, pytorch#147284) in several
+    rows; and rows of vocabulary length (:data:`LONG_LENGTHS`: 32,000 with a small
+    spread, so that 16-bit running totals meet sums far above 2048, and 128,256 and
+    262,144 with entries more than 88 below the maximum, where a long-row path that
+    takes ``log(exp(t)/S)`` underflows).
 ``families``
     One row of every finite family of the registry
     :data:`softmax_dispersion.numerics.families.FAMILIES` (spike, dip, two-level,
@@ -22,7 +27,14 @@ dtype by the battery, with a boolean mask for the cases that have masked entries
     89 for float32, 12 for float16) for code without the max shift, the off-block
     lengths 137 and 1238; rows whose terms are just below half an ulp of the leading
     partial sum (a sum held in the format, in blocks of 16 or more, stalls on them);
-    rows with subnormal outputs.
+    rows with subnormal outputs; logits near ±1e6 with the maximum's log-probability
+    −0.0149 (``x − logsumexp(x)`` rounds it to 0.0 in float32); a plateau of 4096
+    logits at 0 followed by 12,288 at −3.5 (a running total held in float16 passes 4096
+    and then loses every later tile);
+    rows near ``−finfo.max`` and ``+finfo.max`` (a unique
+    maximum within ``2**-6`` of the format's largest value) at :data:`FINFO_LENGTHS`,
+    where a scale ``β > 1`` applied before the max shift (``softmax(β·x)``) overflows:
+    NaN for a finite input.
 ``masks``
     Partially masked rows, the case real attention code breaks on: finite logits with
     ``−inf`` entries (random masks of several densities, one visible entry, the
@@ -42,13 +54,15 @@ dtype by the battery, with a boolean mask for the cases that have masked entries
     of its own.
 
 The non-finite rows of the table (``+inf``, all ``−inf``, NaN, NaN among masks) and the
-row of only ``finfo.min`` are policy cases: :func:`policy_rows` (and
-:data:`MASKED_POLICY_ROWS` for the masked kind).
+rows of only ``finfo.min`` (at every length of :func:`scale_lengths`) are policy cases:
+:func:`policy_rows` (and :data:`MASKED_POLICY_ROWS` for the masked kind).  A row of
+``finfo.min`` is a finite input: NaN there is an accuracy failure, not a policy.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -58,14 +72,21 @@ import numpy.typing as npt
 from softmax_dispersion.numerics.rounding import float_format
 
 __all__ = [
+    "FINFO_LENGTHS",
+    "LEADING_TILES",
+    "LONG_LENGTHS",
     "MASKED_POLICY_ROWS",
+    "ODD_WIDTHS",
     "POLICY_ROWS",
     "SUITES",
     "Case",
     "build_case",
     "build_suites",
     "masked_input",
+    "near_finfo_rows",
     "policy_rows",
+    "scale_lengths",
+    "suite_case",
 ]
 
 F64 = npt.NDArray[np.float64]
@@ -75,6 +96,12 @@ RANDOM_LENGTHS = (1, 2, 3, 8, 137, 1238, 2049, 4096)
 """Row lengths of the random suite (plus one row of 16384 and :data:`ODD_LENGTHS`)."""
 ODD_LENGTHS = (5, 7)
 """Odd row lengths of the random suite (their own generator)."""
+ODD_WIDTHS = (517, 999)
+"""Odd widths behind CUDA softmax bugs: 517 (pytorch#143644) and one in 513–1023 with
+``n mod 32 != 31`` (pytorch#147284), four rows each."""
+LONG_LENGTHS = (32000, 128256, 262144)
+"""Rows of vocabulary length (one each): beyond the 16,384 of the earlier suites."""
+_LONG_SCALES = (0.5, 30.0, 30.0)
 
 
 @dataclass(frozen=True)
@@ -131,6 +158,12 @@ def _random(dtype: str, seed: int) -> list[Case]:
     for n in ODD_LENGTHS:
         rows = odd.standard_normal((8, n)) * scales[:, None] + odd.uniform(-10, 10, size=(8, 1))
         cases.append(Case(f"random/n{n}", rows))
+    for n in ODD_WIDTHS:
+        rows = odd.standard_normal((4, n)) * scales[:4, None] + odd.uniform(-10, 10, size=(4, 1))
+        cases.append(Case(f"random/n{n}", rows))
+    long = np.random.default_rng(seed + 6)
+    for n, spread in zip(LONG_LENGTHS, _LONG_SCALES, strict=True):
+        cases.append(Case(f"random/n{n}", long.standard_normal((1, n)) * spread))
     return cases
 
 
@@ -192,12 +225,74 @@ def _half_ulp_rows(dtype: str) -> list[Case]:
     return cases
 
 
+def _plateau_then_shelf() -> Case:
+    """4096 logits at 0, then 12,288 at −3.5: a sum that passes 4096 before its small terms.
+
+    A running total held in float16 (between tiles, or in blocks) reaches 4096, where
+    float16's spacing is 4, and then loses every tile of 32 small terms (about 0.97 each
+    tile): 8 % of the sum.  The same terms in another order, or summed in float32, lose
+    nothing.  Uniform rows hide this: their tile sums are exact multiples of 32.
+    """
+    row = np.full((1, 16384), -3.5)
+    row[0, :4096] = 0.0
+    return Case("bad_inputs/plateau_then_shelf", row)
+
+
 def _subnormal_rows(dtype: str) -> list[Case]:
     """Outputs across the subnormal range: gaps from ``−log(tiny)`` to ``−log(s_min)``."""
     fmt = float_format(dtype)
     low, high = -math.log(2.0**fmt.emin), -math.log(fmt.smallest_subnormal)
     row = np.concatenate([[0.0], -np.linspace(low - 0.5, high + 0.5, 31)])
     return [Case("bad_inputs/subnormal_outputs", row[None, :])]
+
+
+FINFO_LENGTHS = (8, 82, 300)
+"""Lengths of the rows of ``finfo.min`` and near ``±finfo.max``: where the scales of the
+row kinds exceed 1, so that ``softmax(β·x)`` written literally (scale, then shift)
+overflows.  A row of ``n`` equal logits has entropy ``log n``: the adaptive rule's ``β``
+is 1.75 at ``n = 4``... 2.42 (its largest) at 82 and 1.5 at 300; SSMax's ``s·log n``
+exceeds 1 at 8 for ``s >= 0.49``, at 300 for ``s >= 0.18``
+(:func:`scale_lengths` adds a longer row for smaller ``s``)."""
+
+
+def scale_lengths(s: float | None = None) -> tuple[int, ...]:
+    """:data:`FINFO_LENGTHS` (and 4), plus SSMax's first length with ``s·log n >= 1.25``.
+
+    Examples
+    --------
+    >>> scale_lengths(), scale_lengths(0.5), scale_lengths(0.125)
+    ((4, 8, 82, 300), (4, 8, 82, 300), (4, 8, 82, 300, 22027))
+    """
+    lengths: tuple[int, ...] = (4, *FINFO_LENGTHS)
+    if s is not None and s > 0:
+        needed = math.ceil(math.exp(1.25 / s))
+        if lengths[-1] < needed <= 262144:
+            lengths = (*lengths, needed)
+    return lengths
+
+
+def near_finfo_rows(dtype: str, n: int) -> Case:
+    """Two rows of ``n`` logits within ``2**-5`` of ``−finfo.max`` and of ``+finfo.max``.
+
+    Row 0 has its maximum at ``−(1 − 2**-6)·finfo.max`` and the others between
+    ``−(1 − 2**-7)·finfo.max`` and ``−finfo.max``; row 1 its maximum at
+    ``+(1 − 2**-6)·finfo.max`` and the others between ``(1 − 2**-6)(1 − 2**-7)`` and
+    ``(1 − 2**-5)`` times ``finfo.max``.  The maximum is unique in every format (two
+    bfloat16 ulps above the next entry) and the gaps are huge, so a correct softmax is
+    one-hot (every formulation, the log-sum-exp ones too), while ``β·x`` with
+    ``β > 1.016`` overflows to ``−inf`` (a NaN row) or ``+inf`` (NaN too).
+
+    Examples
+    --------
+    >>> case = near_finfo_rows("float16", 8)
+    >>> case.name, case.rows[[0, 1, 0], [0, 0, -1]].tolist()
+    ('bad_inputs/near_finfo_8', [-64480.5, 64480.5, -65504.0])
+    """
+    big = float_format(dtype).max_finite
+    top = big * (1 - 2.0**-6)
+    low = np.concatenate([[-top], np.linspace(-top * (1 + 2.0**-7), -big, n - 1)])
+    high = np.concatenate([[top], np.linspace(top * (1 - 2.0**-7), big * (1 - 2.0**-5), n - 1)])
+    return Case(f"bad_inputs/near_finfo_{n}", np.stack([low, high]))
 
 
 def _bad_inputs(dtype: str, seed: int) -> list[Case]:
@@ -217,12 +312,19 @@ def _bad_inputs(dtype: str, seed: int) -> list[Case]:
     cases.append(Case("bad_inputs/gap_37", np.array([[0.0] + [-37.5] * 15, [0.0] + [-40.0] * 15])))
     near = np.array([[-2e4] * 8, [-2e4, -2e4 + 16, -2e4 + 32, -2e4 - 16] * 2])
     cases.append(Case("bad_inputs/near_minus_2e4", near))
+    if big > 1e7:
+        # log-softmax −0.0149 at the maximum, where float32's ulp is 0.0625: a log-sum-exp
+        # rounded at the logits' magnitude turns it into 0.0 (x − logsumexp(x)).
+        gaps = np.array([0.0, 4.2, 30.0, 40.0, 55.0, 60.0, 75.0, 80.0])
+        cases.append(Case("bad_inputs/near_minus_1e6", np.stack([-1e6 - gaps, 1e6 - gaps])))
     for top in (12.0, 90.0, 711.0):
         if top + 1 < big:
             row = np.array([[top, top - 1, top - 2.5, top - 6, top - 0.5, top - 3, top - 1, top]])
             cases.append(Case(f"bad_inputs/no_max_shift_{int(top)}", row))
     for n in (137, 1238):
         cases.append(Case(f"bad_inputs/off_block_{n}", rng.standard_normal((4, n)) * 4.0))
+    cases += [near_finfo_rows(dtype, n) for n in FINFO_LENGTHS]
+    cases.append(_plateau_then_shelf())
     return cases + _half_ulp_rows(dtype) + _subnormal_rows(dtype)
 
 
@@ -230,6 +332,8 @@ def _with_mask(name: str, rows: F64, mask: Bool, fill: float = -math.inf) -> Cas
     return Case(name, np.where(mask, rows, fill), mask)
 
 
+LEADING_TILES = (64, 128, 256)
+"""Sizes of the fully masked leading tile of ``masks/leading_tile_*`` (flash-attention#2082)."""
 FAR_BELOW = (1e8, 1e10)
 """Magnitudes of the visible logits of ``masks/visible_far_below_sentinels``."""
 
@@ -306,6 +410,13 @@ def _masks(dtype: str, seed: int) -> list[Case]:
         mask[0, :width] = True  # a prefix (causal row)
         mask[1, n - width :] = True  # a suffix (left padding)
         cases.append(_with_mask(f"masks/edge_{width}_of_{n}", rows, mask))
+    # Their own generator: the rows above stay the ones earlier versions drew.
+    tiles = np.random.default_rng(seed + 8)
+    for tile in LEADING_TILES:
+        rows = -130.0 + tiles.uniform(-30, 30, size=(2, tile + 64))
+        mask = np.ones(rows.shape, dtype=bool)
+        mask[:, :tile] = False
+        cases.append(_with_mask(f"masks/leading_tile_{tile}", rows, mask))
     return cases
 
 
@@ -411,6 +522,25 @@ def build_suites(dtype: str, names: Iterable[str] | None = None, seed: int = 0) 
     return cases
 
 
+def suite_case(name: str, dtype: str = "float32", seed: int = 0) -> Case:
+    """The case called ``name`` (``"suite/case"``), as the battery built it (rows and mask).
+
+    Examples
+    --------
+    >>> case = suite_case("masks/one_visible", "float32")
+    >>> case.rows.shape, int(case.visible.sum())
+    ((2, 32), 2)
+    """
+    suite = name.split("/", 1)[0]
+    found = re.fullmatch(r"bad_inputs/near_finfo_(\d+)", name)
+    if found:  # every length a scale needs, not only the suite's own
+        return near_finfo_rows(dtype, int(found.group(1)))
+    for case in build_suites(dtype, [suite], seed):
+        if case.name == name:
+            return case
+    raise ValueError(f"no case called {name!r}")
+
+
 def build_case(name: str, dtype: str = "float32", seed: int = 0) -> F64:
     """The rows of the case called ``name`` (``"suite/case"``), as the battery built them.
 
@@ -419,8 +549,4 @@ def build_case(name: str, dtype: str = "float32", seed: int = 0) -> F64:
     >>> build_case("bad_inputs/gap_17")[0, :3].tolist()
     [0.0, -17.5, -17.5]
     """
-    suite = name.split("/", 1)[0]
-    for case in build_suites(dtype, [suite], seed):
-        if case.name == name:
-            return case.rows
-    raise ValueError(f"no case called {name!r}")
+    return suite_case(name, dtype, seed).rows

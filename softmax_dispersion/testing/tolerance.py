@@ -40,9 +40,18 @@ log-sum-exp forms at logits near ``finfo.max``, whose rounded log-sum-exp is the
 maximum itself, lose the value); such an output is reported rather than allowed.  The
 max-shifted formulations always vouch.
 
-``"pairwise"`` is the tighter opt-in model: ``γ = γ_{⌈log2 n⌉}`` and only the
-max-shifted formulations (divide or reciprocal; the shifted log-softmax).  ``"ulps"``
-is a fixed number of ULPs at the reference value.
+``"strict"`` is the tighter opt-in model: the same ``γ = γ_{n−1}`` (any summation
+order) and only the max-shifted formulations, each computed shift first, then scale:
+softmax divided by its sum, multiplied by the reciprocal, or the exp of the shifted
+log-softmax; log-softmax as ``x − max − log Σ exp(x − max)``.  It leaves out what only
+the log-sum-exp formulations need (``u·|max e|`` of a rounded log-sum-exp, the
+``n − 1`` roundings of a log-add-exp fold) and what only scaling before the shift needs
+(``u·β·|e_j|``): errors that grow with the size of the logits rather than with their
+gaps, and that a common scale error of a row hides in.  Every real library computes a
+max-shifted form (numpy, scipy, torch, jax, onnxruntime), so it passes them all, and
+it fails ``x − logsumexp(x)`` where that formulation loses its digits.  ``"ulps"`` is
+a fixed number of ULPs at the reference value.  (An earlier ``"pairwise"`` model took
+``γ_{⌈log2 n⌉}`` and failed correct libraries whose sums are blocked: numpy's, torch's.)
 
 **The arguments.**  ``k = exp_ulps`` and ``k_log = log_ulps`` (default 2: glibc,
 SLEEF-u10, SVML and numpy's own routines are within one ulp; 2 leaves room for vendor
@@ -85,8 +94,8 @@ Examples
 >>> allowed = allowed_error(np.array([[0.0, -1.0, -2.0]]), dtype="float32")
 >>> bool(np.all(allowed < 2e-6))
 True
->>> Tolerance.coerce(4).model, Tolerance.coerce("pairwise").model
-('ulps', 'pairwise')
+>>> Tolerance.coerce(4).model, Tolerance.coerce("strict").model
+('ulps', 'strict')
 """
 
 from __future__ import annotations
@@ -103,8 +112,10 @@ from softmax_dispersion.testing.kinds import TOLERANCE_MODELS
 __all__ = [
     "MODELS",
     "VALID_UP_TO",
+    "Allowances",
     "Tolerance",
     "accumulation_format",
+    "allowances",
     "allowed_error",
     "flushing_is_named",
     "ulp",
@@ -124,9 +135,9 @@ class Tolerance:
     ----------
     model : str
         ``"recursive"`` (default: T12 with ``γ_{n−1}``, any summation order, every
-        standard formulation), ``"pairwise"`` (T12 with ``γ_{⌈log2 n⌉}``, the
-        max-shifted formulations only) or ``"ulps"`` (a fixed number of ULPs of the
-        reference, :attr:`ulps`).
+        standard formulation), ``"strict"`` (T12 with ``γ_{n−1}``, the max-shifted
+        formulations only) or ``"ulps"`` (a fixed number of ULPs of the reference,
+        :attr:`ulps`).
     ulps : float
         For ``"ulps"``: the allowed error in ULPs of the output format at the reference
         value.  For the T12 models: extra ULPs added on top of the bound.
@@ -150,6 +161,12 @@ class Tolerance:
     floor_ulps: float = 2.0
 
     def __post_init__(self) -> None:
+        if self.model == "pairwise":
+            raise ValueError(
+                "tolerance model 'pairwise' was replaced by 'strict' (T12 with any "
+                "summation order, the max-shifted formulations only): 'pairwise' failed "
+                "correct libraries whose sums are blocked (numpy, torch)"
+            )
         if self.model not in MODELS:
             raise ValueError(f"unknown tolerance model {self.model!r}; known: {', '.join(MODELS)}")
         for name in ("ulps", "exp_ulps", "log_ulps", "floor_ulps"):
@@ -181,8 +198,8 @@ class Tolerance:
         if self.model == "ulps":
             return f"{self.ulps:g} ULP"
         extra = f" + {self.ulps:g} ULP" if self.ulps else ""
-        if self.model == "pairwise":
-            return f"T12, pairwise summation, max-shifted forms{extra}"
+        if self.model == "strict":
+            return f"T12 strict: any summation order, max-shifted formulations only{extra}"
         return f"T12, any summation order and formulation{extra}"
 
 
@@ -261,7 +278,8 @@ class _Row:
     mean_gap: F64
     log_sum: F64
     top: F64  # β·|max e|
-    extra: F64  # (α_i − a g_i) + Σ_j p_j (α_j − a g_j)
+    extra: F64  # (α_i − a g_i) + Σ_j p_j (α_j − a g_j), scale before or after the shift
+    extra_shifted: F64  # the same when the shift comes first (the strict model)
 
 
 def _row_terms(rows: F64, probs: F64, beta: F64, beta_error: F64, u: float) -> _Row:
@@ -279,16 +297,23 @@ def _row_terms(rows: F64, probs: F64, beta: F64, beta_error: F64, u: float) -> _
         log_sum = np.where(p_max > 0, -np.log(np.where(p_max > 0, p_max, 1.0)), 0.0)
         scaled = bool(np.any(beta != 1.0) or np.any(beta_error > 0))
         if scaled:
+            shifted = (u + beta_error) * np.where(visible, gaps, 0.0)
             magnitude = u * beta * np.abs(np.where(visible, rows, 0.0)) + u * beta * np.abs(top)
-            alpha_extra = (u + beta_error) * np.where(visible, gaps, 0.0) + magnitude
         else:
-            alpha_extra = np.zeros_like(rows)
-        alpha_extra = np.where(visible, alpha_extra, 0.0)
-        mean_extra = np.sum(np.where(used, weights * alpha_extra, 0.0), -1, keepdims=True)
-        # β·|max e| and the argument errors overflow for logits near finfo.max scaled by
-        # β > 1: capped, they still bound nothing (far beyond VALID_UP_TO), but stay finite.
+            shifted = magnitude = np.zeros_like(rows)
+        shifted = np.where(visible, shifted, 0.0)
+        either = np.where(visible, shifted + magnitude, 0.0)
+
+        def with_mean(alpha: F64) -> F64:
+            # β·|max e| and the argument errors overflow for logits near finfo.max scaled
+            # by β > 1: capped, they still bound nothing (far beyond VALID_UP_TO), but
+            # stay finite.
+            mean = np.sum(np.where(used, weights * alpha, 0.0), -1, keepdims=True)
+            capped: F64 = np.minimum(alpha + mean, _HUGE)
+            return capped
+
         scaled_top = np.minimum(beta * np.abs(top), _HUGE)
-        extra = np.minimum(alpha_extra + mean_extra, _HUGE)
+        extra, extra_shifted = with_mean(either), with_mean(shifted)
     return _Row(
         gaps=gaps,
         visible=visible,
@@ -297,6 +322,7 @@ def _row_terms(rows: F64, probs: F64, beta: F64, beta_error: F64, u: float) -> _
         log_sum=log_sum,
         top=scaled_top,
         extra=extra,
+        extra_shifted=extra_shifted,
     )
 
 
@@ -313,21 +339,24 @@ value (``exp(x − logsumexp(x))`` returns ones for a row of ``3e38``s: the roun
 log-sum-exp is the maximum itself), and such an output is reported, not allowed."""
 
 
-def _bounds(row: _Row, log: bool, tol: Tolerance, n: int, u: float, u_acc: float) -> F64:
-    """The largest T12 bound of the model at every visible element (relative or absolute)."""
+def _bounds(
+    row: _Row, log: bool, tol: Tolerance, n: int, u: float, u_acc: float
+) -> tuple[F64, F64]:
+    """T12's largest bounds at every visible element: the strict model's, and every
+    formulation's (the default model's); relative for softmax, absolute for log-softmax."""
     from softmax_dispersion.theory import rounding_error as t12
 
-    pairwise = tol.model == "pairwise"
-    gamma_formula = t12.gamma_pairwise if pairwise else t12.gamma_recursive
-    gamma = float(gamma_formula.numpy(float(n), u_acc))
+    gamma = float(t12.gamma_recursive.numpy(float(n), u_acc))
     g = np.where(row.visible, row.gaps, 0.0)
     k, k_log, a = tol.exp_ulps, tol.log_ulps, u
     depth = float(max(n - 1, 0))
     common = (g, row.mean_gap, row.log_sum, u, k, k_log, gamma, a)
     lse_args = (g, row.mean_gap, row.log_sum, row.top, u, k, k_log, gamma, a, u_acc)
     lae_args = (g, row.log_sum, row.top, u, k, k_log, depth, u_acc)
+    shifted: list[Any]
     if log:
         always = t12.log_softmax_absolute_error_bound.numpy(*common)
+        shifted = []
         others = [
             t12.lse_log_softmax_absolute_error_bound.numpy(*lse_args),
             t12.lae_log_softmax_absolute_error_bound.numpy(*lae_args),
@@ -338,17 +367,21 @@ def _bounds(row: _Row, log: bool, tol: Tolerance, n: int, u: float, u_acc: float
             t12.softmax_relative_error_bound.numpy(*plain),
             t12.softmax_reciprocal_relative_error_bound.numpy(*plain),
         )
+        shifted = [t12.exp_log_softmax_relative_error_bound.numpy(*common)]
         others = [
-            t12.exp_log_softmax_relative_error_bound.numpy(*common),
             t12.exp_lse_relative_error_bound.numpy(*lse_args),
             t12.exp_lae_relative_error_bound.numpy(*lae_args),
         ]
-    worst = np.broadcast_to(np.asarray(always, dtype=np.float64), g.shape).copy()
-    if not pairwise:
-        for bound in others:
+
+    def largest(start: F64, bounds: list[Any]) -> F64:
+        worst = start.copy()
+        for bound in bounds:
             b = np.broadcast_to(np.asarray(bound, dtype=np.float64), g.shape)
             worst = np.maximum(worst, np.where(b <= VALID_UP_TO, b, 0.0))
-    return worst
+        return worst
+
+    strict = largest(np.broadcast_to(np.asarray(always, dtype=np.float64), g.shape), shifted)
+    return strict, largest(strict, others)
 
 
 def allowed_error(
@@ -388,7 +421,7 @@ def allowed_error(
         The exact coefficients ``p_j`` as float64; computed if omitted.
     tolerance
         ``None`` (T12, any summation order and formulation), a number of ULPs,
-        ``"recursive"``, ``"pairwise"`` or a :class:`Tolerance`.
+        ``"recursive"``, ``"strict"`` or a :class:`Tolerance`.
 
     Returns
     -------
@@ -414,6 +447,56 @@ def allowed_error(
     >>> bool(np.isfinite(masked).all() and masked[0, 1] < 1e-44)
     True
     """
+    return allowances(
+        x,
+        dtype=dtype,
+        log=log,
+        beta=beta,
+        beta_error=beta_error,
+        values=values,
+        probs=probs,
+        tolerance=tolerance,
+    ).total
+
+
+@dataclass(frozen=True)
+class Allowances:
+    """The allowance of a model and, for the default model, the strict one beside it.
+
+    Attributes
+    ----------
+    total : numpy.ndarray
+        The model's absolute allowance at every element (:func:`allowed_error`).
+    strict : numpy.ndarray or None
+        The strict model's, when the model is ``"recursive"``: an element whose error
+        lies between the two passed only through an allowance that the log-sum-exp (or
+        scale-before-shift) formulations need.
+    """
+
+    total: F64
+    strict: F64 | None = None
+
+
+def allowances(
+    x: npt.ArrayLike,
+    *,
+    dtype: str,
+    log: bool = False,
+    beta: npt.ArrayLike = 1.0,
+    beta_error: npt.ArrayLike = 0.0,
+    values: npt.ArrayLike | None = None,
+    probs: npt.ArrayLike | None = None,
+    tolerance: object = None,
+) -> Allowances:
+    """:func:`allowed_error`, and beside the default model the strict one (one pass).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> both = allowances(np.array([[1e6, 1e6 - 4.2]]), dtype="float32", log=True)
+    >>> bool(both.total[0, 0] > 0.01 > both.strict[0, 0])  # u·|max e| only for lse forms
+    True
+    """
     tol = Tolerance.coerce(tolerance)
     rows = _rows(x)
     b = _per_row(beta, rows.shape[0])
@@ -429,35 +512,42 @@ def allowed_error(
     out_fmt = float_format(dtype)
     half_ulp = np.where(reference_finite, 0.5 * ulp(np.where(reference_finite, ref, 0.0), dtype), 0)
     if tol.model == "ulps":
-        return np.where(reference_finite, tol.ulps * 2 * half_ulp, 0.0)
+        return Allowances(np.where(reference_finite, tol.ulps * 2 * half_ulp, 0.0))
     n = rows.shape[-1]
     u = out_fmt.unit_roundoff
     u_acc = FORMATS[accumulation_format(dtype)].unit_roundoff
     s_min = out_fmt.smallest_subnormal
     row = _row_terms(rows, _rows(probs), b, _per_row(beta_error, rows.shape[0]), u)
-    floor = tol.floor_ulps * s_min
-    with np.errstate(all="ignore"):
-        bound = _bounds(row, log, tol, n, u, u_acc) + row.extra + n * s_min
-        if log:
-            spread = 1.01 * bound * _ROUND_UP + 4 * 2.0**-53 * np.abs(
-                np.where(reference_finite, ref, 0)
-            )
-        else:
-            # p_i·expm1(1.01 r_i) in log space: log p_i = −g_i − L (−∞ at masked entries).
-            log_p = -row.gaps - row.log_sum
-            exponent = log_p + _log_expm1(1.01 * bound)
-            # At most 1, the width of [0, 1]: a bound beyond it says nothing more.
-            spread = np.exp(np.minimum(exponent, 0.0)) * _ROUND_UP
-        spread = np.where(row.visible & np.isfinite(spread), spread, 0.0)
-        total = spread + half_ulp + floor + tol.ulps * 2 * half_ulp
-    total = np.where(reference_finite, total, 0.0)
+    strict_bound, full_bound = _bounds(row, log, tol, n, u, u_acc)
     # One visible entry: every formulation computes exp(0)/exp(0) (or x − x) exactly, so
     # the answer is exactly 1 (log: 0); a systematic bias of any size shows there.
     single = np.sum(row.visible, axis=-1, keepdims=True) == 1
-    total = np.where(single, 0.0, total)
-    if not np.all(np.isfinite(total)):  # pragma: no cover - the construction excludes it
-        raise AssertionError("an allowance is not finite: a bug in the oracle's tolerance")
-    return total
+
+    def total(relative: F64, extra: F64) -> F64:
+        floor = tol.floor_ulps * s_min
+        with np.errstate(all="ignore"):
+            bound = relative + extra + n * s_min
+            if log:
+                spread = 1.01 * bound * _ROUND_UP + 4 * 2.0**-53 * np.abs(
+                    np.where(reference_finite, ref, 0)
+                )
+            else:
+                # p_i·expm1(1.01 r_i) in log space: log p_i = −g_i − L (−∞ at masked entries).
+                log_p = -row.gaps - row.log_sum
+                exponent = log_p + _log_expm1(1.01 * bound)
+                # At most 1, the width of [0, 1]: a bound beyond it says nothing more.
+                spread = np.exp(np.minimum(exponent, 0.0)) * _ROUND_UP
+            spread = np.where(row.visible & np.isfinite(spread), spread, 0.0)
+            result = spread + half_ulp + floor + tol.ulps * 2 * half_ulp
+        result = np.where(reference_finite & ~single, result, 0.0)
+        if not np.all(np.isfinite(result)):  # pragma: no cover - the construction excludes it
+            raise AssertionError("an allowance is not finite: a bug in the oracle's tolerance")
+        return result
+
+    strict = total(strict_bound, row.extra_shifted)
+    if tol.model == "strict":
+        return Allowances(strict)
+    return Allowances(total(full_bound, row.extra), strict)
 
 
 def _dense_rows(dense: Any, rows: F64, beta: F64, log: bool, dtype: str) -> F64:

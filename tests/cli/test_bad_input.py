@@ -44,7 +44,7 @@ BAD_INPUT: list[tuple[list[str], str]] = [
     (["check", "numpy", "--kind", "ssmax"], "needs --s"),
     (["check", "no_such_module:f"], "cannot import 'no_such_module'"),
     (["check", "numpy", "--library", "cupy"], "--library must be one of"),
-    (["check", "numpy", "--tolerance", "loose"], "--tolerance must be recursive or pairwise"),
+    (["check", "numpy", "--tolerance", "loose"], "--tolerance must be recursive or strict"),
     (["check", "numpy", "--require-policy", "zeros"], "--require-policy expects KEY=VALUE"),
     (["check", "numpy", "--require-policy", "input=lost"], "--require-policy"),
     (["check", "numpy", "--out", "{tmp}/file.txt"], "exists and is not a folder"),

@@ -107,8 +107,14 @@ def test_module_function_is_found_in_the_current_folder(project: Path) -> None:
         (["numpy", "--s", "0.5"], "--s applies to --kind ssmax only"),
         (["numpy", "--kind", "adaptive_temperature"], "pass your own module:function"),
         (["scipy", "--kind", "masked_softmax"], "provides --kind softmax, log_softmax"),
-        (["numpy", "--tolerance", "loose"], "--tolerance must be recursive or pairwise"),
+        (["numpy", "--tolerance", "loose"], "--tolerance must be recursive or strict"),
         (["numpy", "--tolerance", "-1"], "--tolerance: a number of ULPs"),
+        (["numpy", "--tolerance", "pairwise"], "--tolerance pairwise was replaced by strict"),
+        (["numpy", "--dtypes", ""], "--dtypes is empty"),
+        (["numpy", "--dtypes", ","], "--dtypes is empty"),
+        (["numpy", "--suites", ""], "--suites is empty"),
+        (["numpy", "--suites", "nope"], "--suites: unknown suite(s) nope"),
+        (["mysoftmax:softmax", "--kind", "ssmax", "--s", "0.5", "--suites", "masks"], "skips the"),
         (["numpy", "--require-policy", "zeros"], "--require-policy expects KEY=VALUE"),
         (["numpy", "--require-policy", "fully masked row=zeros"], "--require-policy: unknown"),
         (["numpy", "--require-policy", "subnormals=gone"], "--require-policy"),
@@ -171,9 +177,9 @@ def test_inaccurate_softmax_fails_with_an_actionable_report(
 
 
 def test_tolerance_and_required_policies(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["check", "numpy", "--dtypes", "float64", "--tolerance", "pairwise"]
+    argv = ["check", "numpy", "--dtypes", "float64", "--tolerance", "strict"]
     assert main(argv) == 0
-    assert "tolerance: T12, pairwise summation" in capsys.readouterr().out
+    assert "tolerance: T12 strict: any summation order" in capsys.readouterr().out
     assert main([*argv, "--require-policy", "all -inf row=zeros"]) == 1
     out = capsys.readouterr().out
     assert "policy [float64]: 1/1 failed" in out or "all -inf row → NaN, required zeros" in out

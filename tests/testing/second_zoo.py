@@ -45,44 +45,39 @@ def _out(values: Array, x: Array) -> Array:
 # --- correct: summation orders ---------------------------------------------------------------
 
 
+def _running_sum(e: Array, axis: int = -1) -> Array:
+    """A left-to-right sum in ``e``'s dtype: ``np.cumsum`` adds sequentially, as a loop does."""
+    return np.take(np.cumsum(e, axis=axis, dtype=e.dtype), -1, axis=axis)
+
+
+def _tiles(e: Array, width: int) -> Array:
+    """``e`` padded with zeros to a multiple of ``width`` and cut into ``(rows, tiles, width)``."""
+    pad = (-e.shape[1]) % width
+    padded = np.concatenate([e, np.zeros((e.shape[0], pad), dtype=e.dtype)], axis=1)
+    return padded.reshape(e.shape[0], -1, width)
+
+
 def sequential_loop(x: Array) -> Array:
     """C-style kernel: a running max, then a left-to-right loop summing exp(x − max)."""
     w = _acc(x)
-    top = w[:, 0].copy()
-    for j in range(1, w.shape[1]):
-        top = np.maximum(top, w[:, j])
+    top = np.maximum.accumulate(w, axis=-1)[:, -1]
     e = np.exp(w - top[:, None])
-    total = np.zeros(w.shape[0], dtype=w.dtype)
-    for j in range(w.shape[1]):
-        total = total + e[:, j]
-    return _out(e / total[:, None], x)
+    return _out(e / _running_sum(e)[:, None], x)
 
 
 def reverse_loop(x: Array) -> Array:
     """The same loop from the last element to the first."""
     w = _acc(x)
     e = np.exp(w - w.max(axis=-1, keepdims=True))
-    total = np.zeros(w.shape[0], dtype=w.dtype)
-    for j in range(w.shape[1] - 1, -1, -1):
-        total = total + e[:, j]
-    return _out(e / total[:, None], x)
+    return _out(e / _running_sum(e[:, ::-1])[:, None], x)
 
 
 def blocked_sum(x: Array, block: int = 32) -> Array:
     """Sums of blocks of 32 (sequential inside), then a sequential sum of the blocks."""
     w = _acc(x)
     e = np.exp(w - w.max(axis=-1, keepdims=True))
-    n = e.shape[1]
-    pad = (-n) % block
-    tiles = np.concatenate([e, np.zeros((e.shape[0], pad), dtype=e.dtype)], axis=1)
-    tiles = tiles.reshape(e.shape[0], -1, block)
-    partial = np.zeros(tiles.shape[:2], dtype=e.dtype)
-    for k in range(block):
-        partial = partial + tiles[:, :, k]
-    total = np.zeros(e.shape[0], dtype=e.dtype)
-    for b in range(partial.shape[1]):
-        total = total + partial[:, b]
-    return _out(e / total[:, None], x)
+    partial = _running_sum(_tiles(e, block))
+    return _out(e / _running_sum(partial)[:, None], x)
 
 
 def pairwise_tree(x: Array) -> Array:
@@ -101,45 +96,55 @@ def lanes_sum(x: Array) -> Array:
     """Eight vector lanes accumulated sequentially, then the lanes added (SIMD kernels)."""
     w = _acc(x)
     e = np.exp(w - w.max(axis=-1, keepdims=True))
-    n = e.shape[1]
-    pad = (-n) % 8
-    tiles = np.concatenate([e, np.zeros((e.shape[0], pad), dtype=e.dtype)], 1)
-    tiles = tiles.reshape(e.shape[0], -1, 8)
-    lanes = np.zeros((e.shape[0], 8), dtype=e.dtype)
-    for k in range(tiles.shape[1]):
-        lanes = lanes + tiles[:, k, :]
+    lanes = _running_sum(_tiles(e, 8), axis=1)
     total = ((lanes[:, 0] + lanes[:, 4]) + (lanes[:, 2] + lanes[:, 6])) + (
         (lanes[:, 1] + lanes[:, 5]) + (lanes[:, 3] + lanes[:, 7])
     )
     return _out(e / total[:, None], x)
 
 
-def online_softmax(x: Array) -> Array:
-    """Online (flash-attention style) softmax: running max and rescaled running sum."""
+def online_softmax(x: Array, lanes: int = 16) -> Array:
+    """Online (flash-attention style) softmax: each of 16 lanes keeps a running max and a
+    rescaled running sum over its entries, and the lanes' states are then merged."""
     w = _acc(x)
-    top = np.full(w.shape[0], -np.inf, dtype=w.dtype)
-    total = np.zeros(w.shape[0], dtype=w.dtype)
+    tiles = _tiles(w, lanes)
+    if w.shape[1] % lanes:  # the padding is masked, not 0
+        tiles[:, -1, w.shape[1] % lanes :] = -np.inf
+    top = np.full((w.shape[0], lanes), -np.inf, dtype=w.dtype)
+    total = np.zeros((w.shape[0], lanes), dtype=w.dtype)
     with np.errstate(invalid="ignore"):
-        for j in range(w.shape[1]):
-            new = np.maximum(top, w[:, j])
+        for k in range(tiles.shape[1]):
+            new = np.maximum(top, tiles[:, k])
             scale = np.where(np.isneginf(new), 1, np.exp(top - new))
-            total = total * scale + np.where(np.isneginf(new), 0, np.exp(w[:, j] - new))
+            total = total * scale + np.where(np.isneginf(new), 0, np.exp(tiles[:, k] - new))
             top = new
-    return _out(np.exp(w - top[:, None]) / total[:, None], x)
+        merged = top.max(axis=-1, keepdims=True)
+        weights = np.where(np.isneginf(top), 0, np.exp(top - merged))
+        whole = _running_sum((total * weights).astype(w.dtype))
+        return _out(np.exp(w - merged) / whole[:, None], x)
 
 
-def kahan_sum(x: Array) -> Array:
-    """Compensated (Kahan) summation: more accurate than any plain order."""
+def kahan_sum(x: Array, lanes: int = 32) -> Array:
+    """Compensated (Kahan) summation in 32 lanes, the lanes then added with compensation too:
+    more accurate than any plain order."""
     w = _acc(x)
     e = np.exp(w - w.max(axis=-1, keepdims=True))
-    total = np.zeros(e.shape[0], dtype=e.dtype)
+    tiles = _tiles(e, lanes)
+    total = np.zeros(tiles.shape[::2], dtype=e.dtype)
     carry = np.zeros_like(total)
-    for j in range(e.shape[1]):
-        y = e[:, j] - carry
+    for k in range(tiles.shape[1]):
+        y = tiles[:, k] - carry
         t = total + y
         carry = (t - total) - y
         total = t
-    return _out(e / total[:, None], x)
+    whole = np.zeros(e.shape[0], dtype=e.dtype)
+    spill = np.zeros_like(whole)
+    for lane in range(lanes):
+        y = total[:, lane] - (spill + carry[:, lane])
+        t = whole + y
+        spill = (t - whole) - y
+        whole = t
+    return _out(e / whole[:, None], x)
 
 
 def blocked_online_softmax(x: Array, block: int = 64) -> Array:
@@ -216,11 +221,7 @@ def sequential_log_softmax(x: Array) -> Array:
     """Log-softmax with a left-to-right loop for the sum."""
     w = _acc(x)
     shifted = w - w.max(axis=-1, keepdims=True)
-    e = np.exp(shifted)
-    total = np.zeros(w.shape[0], dtype=w.dtype)
-    for j in range(w.shape[1]):
-        total = total + e[:, j]
-    return _out(shifted - np.log(total)[:, None], x)
+    return _out(shifted - np.log(_running_sum(np.exp(shifted)))[:, None], x)
 
 
 # --- correct: other libraries ----------------------------------------------------------------
@@ -508,6 +509,13 @@ def wrong_at_lengths_5_to_7(x: Array) -> Array:
     return _out(out * 1.01, x) if 5 <= x.shape[-1] <= 7 else out
 
 
+def wrong_at_odd_widths(x: Array) -> Array:
+    """A CUDA-style tail bug: odd widths 513–1023 with ``n mod 32 != 31`` come out 1 % off."""
+    out = _textbook(x)
+    n = x.shape[-1]
+    return _out(out * 1.01, x) if 513 <= n <= 1023 and n % 2 and n % 32 != 31 else out
+
+
 def biased_by_4_ulps(x: Array) -> Array:
     """Every output ``(1 + 4u)`` too large: inside the allowance of every row of n ≥ 2."""
     u = np.finfo(x.dtype).eps / 2
@@ -519,6 +527,60 @@ def torch_biased_bfloat16(x: Array) -> Array:
     import torch
 
     return (torch.softmax(x.float(), dim=-1) * 1.02).to(x.dtype)
+
+
+def running_max_zero_after_masked_tile(x: Array, tile: int = 64) -> Array:
+    """Online softmax over tiles of 64 that stores 0.0 as the maximum of a tile with no
+    visible entry (flash-attention#2082): later ``exp(x − 0)`` underflows below −88."""
+    w = _acc(x)
+    top = np.full(w.shape[0], -np.inf, dtype=w.dtype)
+    total = np.zeros(w.shape[0], dtype=w.dtype)
+    with np.errstate(all="ignore"):
+        for k in range(0, w.shape[1], tile):
+            block = w[:, k : k + tile]
+            block_max = block.max(axis=-1)
+            block_max = np.where(np.isneginf(block_max), 0.0, block_max).astype(w.dtype)
+            new = np.maximum(top, block_max)
+            scale = np.where(np.isneginf(top), 0.0, np.exp(top - new))
+            total = total * scale + np.exp(block - new[:, None]).sum(axis=-1)
+            top = new
+        return _out(np.exp(w - top[:, None]) / total[:, None], x)
+
+
+def log_of_ratio_on_long_rows(x: Array) -> Array:
+    """Log-softmax right up to 100,000 entries; longer rows take ``log(exp(t)/S)``."""
+    w = _acc(x)
+    shifted = w - w.max(axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    total = e.sum(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        if x.shape[-1] > 100_000:
+            return _out(np.log(e / total), x)
+        return _out(shifted - np.log(total), x)
+
+
+def float16_running_total_between_tiles(x: Array, tile: int = 32) -> Array:
+    """Tiles of 32 summed in float32, the running total held in float16 between tiles."""
+    w = _acc(x)
+    e = np.exp(w - w.max(axis=-1, keepdims=True))
+    total = np.zeros(w.shape[0], dtype=x.dtype)
+    for k in range(0, w.shape[1], tile):
+        total = (total.astype(np.float32) + e[:, k : k + tile].sum(axis=-1)).astype(x.dtype)
+    return _out(e / total.astype(w.dtype)[:, None], x)
+
+
+def float16_block_sums(x: Array, block: int = 32) -> Array:
+    """Sequential float16 sums of blocks of 32, and the blocks' sums added in float16."""
+    w = _acc(x)
+    e = np.exp(w - w.max(axis=-1, keepdims=True)).astype(x.dtype)
+    total = _running_sum(_running_sum(_tiles(e, block)))
+    return _out(e.astype(w.dtype) / total.astype(w.dtype)[:, None], x)
+
+
+def scaled_on_long_rows(x: Array) -> Array:
+    """Every output of a row of 1024 or more ×1.001: a common scale error of a row."""
+    out = _textbook(x)
+    return _out(out * 1.001, x) if x.shape[-1] >= 1024 else out
 
 
 def _reusing_buffers() -> Callable[[Array], Array]:
@@ -544,6 +606,7 @@ def _stale_after_first_call() -> Callable[[Array], Array]:
         seen.add(key)
         return _textbook(x)
 
+    stale_cache.reset = seen.clear  # type: ignore[attr-defined]
     return stale_cache
 
 
@@ -557,6 +620,7 @@ class Entry:
     fails: tuple[str, ...] = ()
     policies: Mapping[str, str] = field(default_factory=dict)
     dtypes: tuple[str, ...] | None = None
+    tolerance: str | None = None
 
 
 CORRECT: dict[str, Entry] = {
@@ -668,5 +732,33 @@ WRONG: dict[str, Entry] = {
         garbage_on_fully_masked_rows, kind="masked_softmax", fails=("policy",)
     ),
     "stale_after_first_call": Entry(_stale_after_first_call(), fails=("batch_independence",)),
+    # The inputs tiled kernels meet (issue 21): a masked leading tile, vocabulary-length
+    # rows, long 16-bit rows.
+    "wrong_at_odd_widths": Entry(wrong_at_odd_widths, fails=("accuracy",), dtypes=("float32",)),
+    "running_max_zero_after_masked_tile": Entry(
+        running_max_zero_after_masked_tile, fails=("accuracy",), dtypes=("float32",)
+    ),
+    "log_of_ratio_on_long_rows": Entry(
+        log_of_ratio_on_long_rows, kind="log_softmax", fails=("accuracy",), dtypes=("float32",)
+    ),
+    "float16_running_total_between_tiles": Entry(
+        float16_running_total_between_tiles, fails=("accuracy",), dtypes=("float16",)
+    ),
+    "float16_block_sums": Entry(float16_block_sums, fails=("accuracy",), dtypes=("float16",)),
+    # Caught by the strict model: errors that grow with the logits' size (a log-sum-exp
+    # rounded at their magnitude) or a row's common scale, which the default must allow
+    # because a correct log-sum-exp or log-add-exp formulation loses as much.
+    "x_minus_logsumexp_strict": Entry(
+        x_minus_logsumexp, kind="log_softmax", fails=("accuracy",), tolerance="strict"
+    ),
+    "exp_minus_logsumexp_strict": Entry(
+        exp_minus_logsumexp, fails=("accuracy",), tolerance="strict"
+    ),
+    "logaddexp_reduce_strict": Entry(
+        logaddexp_reduce_log_softmax, kind="log_softmax", fails=("accuracy",), tolerance="strict"
+    ),
+    "scaled_on_long_rows_strict": Entry(
+        scaled_on_long_rows, fails=("accuracy",), dtypes=("float32",), tolerance="strict"
+    ),
 }
 """Wrong implementations and what must fail for each (a property or a required behaviour)."""

@@ -35,13 +35,13 @@ class Recorder:
         self.calls.append(("check", kwargs))
         recorder = self
 
-        class Passed:
-            passed = True
+        class Failed:
+            passed = False
 
-            def raise_if_failed(self) -> None:
-                recorder.calls.append(("raise_if_failed", {}))
+            def raise_if_failed(self, folder: Any = None, verbose: bool = False) -> None:
+                recorder.calls.append(("raise_if_failed", {"folder": folder}))
 
-        return Passed()
+        return Failed()
 
     def assert_softmax_close(self, actual: Any, x: Any, **kwargs: Any) -> None:
         self.calls.append(("assert_close", kwargs))
@@ -61,23 +61,24 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> Recorder:
     return fake
 
 
-@pytest.mark.softmax_oracle(kind="log_softmax", dtypes=["float64"], tolerance="pairwise")
+@pytest.mark.softmax_oracle(kind="log_softmax", dtypes=["float64"], tolerance="strict")
 def test_marker_arguments_become_defaults(
     softmax_oracle: SoftmaxOracle, recorder: Recorder
 ) -> None:
     assert softmax_oracle.defaults == {
         "kind": "log_softmax",
         "dtypes": ["float64"],
-        "tolerance": "pairwise",
+        "tolerance": "strict",
     }
     softmax_oracle.check(my_softmax, dtypes=["float32"], seed=3)
     assert recorder.calls[0] == (
         "check",
-        {"kind": "log_softmax", "dtypes": ["float32"], "tolerance": "pairwise", "seed": 3},
+        {"kind": "log_softmax", "dtypes": ["float32"], "tolerance": "strict", "seed": 3},
     )
     assert recorder.calls[1][0] == "raise_if_failed"
+    assert recorder.calls[1][1]["folder"].is_dir()  # the test's tmp_path, on a failure only
     softmax_oracle.assert_close(np.zeros(2), np.zeros(2))
-    assert recorder.calls[2] == ("assert_close", {"log": True, "tolerance": "pairwise"})
+    assert recorder.calls[2] == ("assert_close", {"log": True, "tolerance": "strict"})
     reference: object = softmax_oracle.reference(np.zeros(2), theta=2.0)
     assert reference == "reference"
     assert recorder.calls[3] == ("reference", {"theta": 2.0, "log": True})
@@ -203,3 +204,36 @@ def test_external_project_checks_its_softmax(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         ["*test_broken_softmax*", "*fully masked row → NaN, required zeros*"]
     )
+
+
+LONG_FAILURE = """
+import numpy as np
+import pytest
+
+
+@pytest.mark.softmax_oracle(dtypes=["float32"], suites=["random"])
+def test_wrong_on_long_rows(softmax_oracle):
+    def softmax(x):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        p = e / e.sum(axis=-1, keepdims=True)
+        return (p * 1.01 if x.shape[-1] > 20000 else p).astype(x.dtype)
+
+    softmax_oracle.check(softmax)
+"""
+
+
+def test_a_failure_writes_long_inputs_into_the_test_tmp_path_only(
+    pytester: pytest.Pytester,
+) -> None:
+    # The reproducer of a long worst input loads it from the failing test's tmp_path
+    # (pytest's, kept a few runs), never from a temporary folder of its own.
+    pytester.makepyfile(test_long=LONG_FAILURE)
+    base = pytester.path / "base"
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", f"--basetemp={base}")
+    result.assert_outcomes(failed=1)
+    saved = sorted(base.rglob("*.npy"))
+    assert saved and all("test_wrong_on_long_rows" in str(p) for p in saved)
+    assert any("np.load(" in line and str(base) in line for line in result.outlines)
+    lines = [line for line in result.outlines if line.startswith("E ")]
+    per_property = len(lines) / max(1, sum("failed; worst" in line for line in lines))
+    assert per_property <= 22, "\n".join(lines)

@@ -16,6 +16,9 @@ from tests.testing.second_zoo import CORRECT, WRONG, Entry
 def _check(entry: Entry) -> Report:
     if entry.library != "numpy" and importlib.util.find_spec(entry.library) is None:
         pytest.skip(f"{entry.library} is not installed")
+    reset = getattr(entry.fn, "reset", None)
+    if reset is not None:
+        reset()  # a stateful entry starts afresh, whatever ran before it
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         return check_softmax(
@@ -24,6 +27,7 @@ def _check(entry: Entry) -> Report:
             library=entry.library,
             dtypes=entry.dtypes,
             policies=dict(entry.policies),
+            tolerance=entry.tolerance,
         )
 
 
@@ -178,3 +182,58 @@ def test_a_function_of_2d_arrays_only_is_named_in_the_notes_not_failed() -> None
     report = check_softmax(CORRECT["sequential_loop"].fn, dtypes=["float32"], suites=["shapes"])
     assert report.passed, report.text()
     assert any("not checked on the (2, 3, 7) input" in note for note in report.notes)
+
+
+def test_the_strict_model_names_what_only_a_log_sum_exp_needs() -> None:
+    # x − logsumexp(x) is correct under the default (its log-sum-exp is rounded at the
+    # logits' magnitude, and T12 charges it that); the report says the pass relied on it.
+    fn = CORRECT["x_minus_logsumexp"].fn
+    report = check_softmax(fn, kind="log_softmax", dtypes=["float32"], suites=["bad_inputs"])
+    assert report.passed
+    assert any("tolerance='strict' fails it" in note for note in report.notes), report.notes
+    strict = check_softmax(
+        fn, kind="log_softmax", dtypes=["float32"], suites=["bad_inputs"], tolerance="strict"
+    )
+    accuracy = next(r for r in strict.failures if r.name == "accuracy")
+    assert accuracy.worst is not None and accuracy.worst.case == "bad_inputs/near_minus_1e6"
+    assert accuracy.worst.actual == 0.0 and -0.0151 < accuracy.worst.expected < -0.0150
+    assert "rounded at their magnitude" in accuracy.hint
+    # a max-shifted implementation: no such note
+    plain = check_softmax(
+        CORRECT["sequential_log_softmax"].fn,
+        kind="log_softmax",
+        dtypes=["float32"],
+        suites=["bad_inputs"],
+    )
+    assert plain.passed and not any("strict" in note for note in plain.notes)
+
+
+@pytest.mark.parametrize(
+    "name", ["sequential_loop", "blocked_sum", "online_softmax", "reciprocal", "wider_internally"]
+)
+def test_the_strict_model_passes_max_shifted_implementations(name: str) -> None:
+    entry = CORRECT[name]
+    report = check_softmax(entry.fn, dtypes=["float16", "float32"], tolerance="strict")
+    assert report.passed, report.text()
+
+
+def test_the_error_ratio_reads_against_a_textbook_two_pass_softmax() -> None:
+    # An upcast to float32 has the textbook's error (1×); numpy's own softmax computes
+    # float16 in float16 (exp and division rounded to 11 bits): several times it (9×).
+    upcast = check_softmax(CORRECT["reciprocal"].fn, dtypes=["float16", "float32"])
+    ratio = {r.dtype: r.error_ratio for r in upcast.results if r.name == "accuracy"}
+    assert ratio["float32"] is None and ratio["float16"] == 1.0
+    from softmax_dispersion.testing.targets import numpy_softmax
+
+    native = check_softmax(numpy_softmax, dtypes=["float16"])
+    assert next(r.error_ratio for r in native.results if r.name == "accuracy") >= 4
+    numpy = upcast
+    half = check_softmax(WRONG["flushes_16bit_subnormals"].fn, dtypes=["float16"])
+    worse = next(r for r in half.results if r.name == "accuracy")
+    assert worse.error_ratio is not None and worse.error_ratio > 10
+    data = numpy.to_dict()
+    row = next(
+        r for r in data["results"] if r["property"] == "accuracy" and r["dtype"] == "float16"
+    )
+    assert row["error_ratio"] == pytest.approx(ratio["float16"])
+    assert "×" in numpy.table() and "two-pass softmax" in numpy.text()

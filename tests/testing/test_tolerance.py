@@ -15,6 +15,7 @@ from softmax_dispersion.testing.strategies import DTYPES, logits, masks
 from softmax_dispersion.testing.tolerance import (
     VALID_UP_TO,
     accumulation_format,
+    allowances,
     allowed_error,
     flushing_is_named,
     ulp,
@@ -25,7 +26,9 @@ from softmax_dispersion.theory import rounding_error as t12
 def test_coerce() -> None:
     assert Tolerance.coerce(None) == Tolerance() == Tolerance(model="recursive")
     assert Tolerance.coerce(2) == Tolerance(model="ulps", ulps=2.0)
-    assert Tolerance.coerce("pairwise").model == "pairwise"
+    assert Tolerance.coerce("strict").model == "strict"
+    with pytest.raises(ValueError, match="'pairwise' was replaced by 'strict'"):
+        Tolerance.coerce("pairwise")
     custom = Tolerance(exp_ulps=1)
     assert Tolerance.coerce(custom) is custom
     with pytest.raises(ValueError, match="unknown tolerance model"):
@@ -73,14 +76,19 @@ def test_uniform_row_is_the_largest_formula() -> None:
     np.testing.assert_allclose(allowed, expected, rtol=1e-9)
 
 
-def test_pairwise_is_the_tighter_opt_in() -> None:
-    x = np.array([[0.0, -3.0, -10.0, -1.0] * 256])
-    pairwise = allowed_error(x, dtype="float32", tolerance="pairwise")
+def test_strict_is_the_tighter_opt_in() -> None:
+    x = np.array([[0.0, -3.0, -10.0, -1.0] * 256]) + 100.0
+    strict = allowed_error(x, dtype="float32", tolerance="strict")
     default = allowed_error(x, dtype="float32")
-    assert np.all(default >= pairwise) and np.any(default > 2 * pairwise)
+    assert np.all(default >= strict) and np.any(default > 2 * strict)
+    both = allowances(x, dtype="float32")
+    assert both.strict is not None
+    np.testing.assert_array_equal(both.total, default)
+    np.testing.assert_array_equal(both.strict, strict)
+    assert allowances(x, dtype="float32", tolerance="strict").strict is None
     # the relative allowance grows with the gap
-    probs = np.exp(x) / np.exp(x).sum()
-    rel = (pairwise - 0.5 * ulp(probs, "float32")) / probs
+    probs = np.exp(x - 100) / np.exp(x - 100).sum()
+    rel = (strict - 0.5 * ulp(probs, "float32")) / probs
     assert rel[0, 2] > rel[0, 1] > rel[0, 0]
     ulps = allowed_error(x, dtype="float64", tolerance=3)
     np.testing.assert_allclose(ulps, 3 * ulp(np.exp(x) / np.exp(x).sum(), "float64"))
@@ -147,9 +155,25 @@ def test_a_formulation_vouches_only_where_its_first_order_bound_means_something(
     # (their rounded log-sum-exp is the maximum itself); only the max-shifted form stays.
     x = np.full((1, 8), -3.0e38)
     default = allowed_error(x, dtype="float32")
-    pairwise = allowed_error(x, dtype="float32", tolerance="pairwise")
+    strict = allowed_error(x, dtype="float32", tolerance="strict")
     assert VALID_UP_TO == 0.5
-    assert float(default.max()) < 2 * float(pairwise.max())
+    assert float(default.max()) < 2 * float(strict.max())
+
+
+def test_the_strict_model_leaves_out_the_row_scale_allowances() -> None:
+    # x − logsumexp(x) at logits near −1e6 in float32: the log-sum-exp rounded at that
+    # magnitude (ulp 0.0625) turns −0.0147 into 0.0.  The default allows it (a correct
+    # log-sum-exp-first formulation loses that much); the strict model does not.
+    x = np.array([[-1e6, -1e6 - 4.2]])
+    exact = -math.log1p(math.exp(-4.2))
+    default = allowed_error(x, dtype="float32", log=True)
+    strict = allowed_error(x, dtype="float32", log=True, tolerance="strict")
+    assert abs(exact) > strict[0, 0] and abs(exact) < default[0, 0]
+    # scaling before the shift: u·β·|e| in the default only
+    y = np.array([[1e4, 1e4 - 1.0, 1e4 - 2.0]])
+    scaled = allowed_error(y, dtype="float32", beta=2.0, beta_error=1e-7)
+    shifted = allowed_error(y, dtype="float32", beta=2.0, beta_error=1e-7, tolerance="strict")
+    assert float(scaled.max()) > 100 * float(shifted.max())
 
 
 @pytest.mark.parametrize("log", [False, True])

@@ -233,3 +233,57 @@ def test_a_required_policy_turns_a_different_one_into_a_failure() -> None:
     report = check_softmax(textbook, policies={"all -inf row": "zeros"}, **kwargs)
     assert not report.passed
     assert any("required zeros" in r.message for r in report.results)
+
+
+@pytest.mark.parametrize("argument", ["dtypes", "suites"])
+@pytest.mark.parametrize("library", ["numpy", "jax"])
+def test_an_empty_selection_is_a_usage_error(argument: str, library: str) -> None:
+    # Before: a pass for a function returning zeros (and with jax an UnboundLocalError).
+    if library == "jax":
+        pytest.importorskip("jax")
+
+    def zeros(x: np.ndarray) -> np.ndarray:
+        return np.zeros_like(x)
+
+    with pytest.raises(ValueError, match=f"{argument} is empty: name at least one of"):
+        check_softmax(zeros, library=library, **{argument: []})  # type: ignore[arg-type]
+
+
+def test_nan_for_a_finite_row_is_an_accuracy_failure_not_a_policy() -> None:
+    # softmax(β·x) with β = 2.42 (the adaptive rule at n = 82): a row of finfo.min
+    # becomes −inf and NaN; a row of 4 (β = 1.75) already, in float32 and float64.
+    report = _check(WRONG["adaptive_scale_first"], dtypes=["float32"], suites=["random"])
+    accuracy = next(r for r in report.failures if r.name == "accuracy")
+    assert "finfo.min row" in accuracy.message and "finite input" in accuracy.message
+    assert "β·x overflows" in accuracy.hint
+    assert not any(r.name == "policy" for r in report.failures)
+    with pytest.raises(ValueError, match=r"'finfo\.min row' is one of uniform, ones, raises"):
+        check_softmax(textbook, policies={"finfo.min row": "NaN"})
+    # SSMax scaled first: NaN on rows near ±finfo.max once s·log n > 1
+    ssmax = _check(WRONG["ssmax_scale_first"], dtypes=["float64"], suites=["bad_inputs"])
+    cases = {r.worst.case for r in ssmax.failures if r.worst is not None}
+    assert any(case.startswith("bad_inputs/near_finfo_") for case in cases), cases
+
+
+def test_reports_never_print_nan_as_the_expected_value() -> None:
+    # A NaN for a finite row prints the certified value it should have been; a policy
+    # failure and a row-level failure print no "expected nan" placeholder.
+    finite = _check(WRONG["adaptive_scale_first"], dtypes=["float64"], suites=["families"])
+    policy = check_softmax(second_zoo.WRONG["garbage_on_inf_rows"].fn, dtypes=["float64"])
+    t1 = _check(WRONG["divide_by_max"], dtypes=["float64"])
+    for report in (finite, policy, t1):
+        assert not report.passed
+        assert "expected nan" not in report.text(), report.text()
+    assert "actual nan, expected 0.25" in finite.text()
+
+
+def test_no_folder_is_created_unless_one_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    def refuse(*args: object, **kwargs: object) -> str:
+        raise AssertionError("the report created a temporary folder")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", refuse)
+    report = _check(WRONG["sequential_16bit_sum"], dtypes=["float16"], suites=["bad_inputs"])
+    text = report.text()
+    assert "suite_case('bad_inputs/" in text and "np.load(" not in text

@@ -217,6 +217,22 @@ def float16_output_as_float32(x: Array) -> Array:
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def adaptive_scale_first(x: Array) -> Array:
+    """The adaptive rule written literally, ``softmax(β·x)``: β·x overflows for large |x|."""
+    w = _work(x)
+    beta = _entropy_beta(_softmax_work(w), COEFFICIENTS)
+    with np.errstate(all="ignore"):
+        return _softmax_work(w * beta).astype(x.dtype)
+
+
+def ssmax_scale_first(x: Array) -> Array:
+    """SSMax written literally, ``softmax(s·log(n)·x)``: the scale before the max shift."""
+    w = _work(x)
+    scale = w.dtype.type(SSMAX_S * np.log(x.shape[-1]))
+    with np.errstate(all="ignore"):
+        return _softmax_work(w * scale).astype(x.dtype)
+
+
 @dataclass(frozen=True)
 class Entry:
     """A zoo entry: the function, how to check it, and (wrong ones) what must fail."""
@@ -263,5 +279,10 @@ WRONG: dict[str, Entry] = {
     "global_sum": Entry(global_sum, fails=("accuracy", "batch_independence")),
     "log_softmax_log1p": Entry(log_softmax_log1p, kind="log_softmax", fails=("accuracy",)),
     "float16_output_as_float32": Entry(float16_output_as_float32, fails=("shape_dtype",)),
+    # Scaling before the max shift: NaN for a row of finfo.min once the scale exceeds 1.
+    "adaptive_scale_first": Entry(
+        adaptive_scale_first, kind="adaptive_temperature", fails=("accuracy",)
+    ),
+    "ssmax_scale_first": Entry(ssmax_scale_first, kind="ssmax", s=SSMAX_S, fails=("accuracy",)),
 }
 """Wrong implementations and the properties whose failure must be reported."""
