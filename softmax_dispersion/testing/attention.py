@@ -108,18 +108,29 @@ _CONVERT = {
 }
 
 
-def reproducer(case: AttentionCase, dtype: str, library: str, seed: int) -> str:
+def reproducer(case: AttentionCase, dtype: str, library: str, seed: int, policy: str = "") -> str:
     """Python code that rebuilds ``case`` in ``dtype`` and prints its largest deviation.
 
+    ``policy`` names the policy input ``case`` is (rebuilt by ``policy_cases``);
     ``{fn}`` stands for the line that defines ``fn`` (the report fills it in).
     """
     call = call_source(case)
     reference = call.replace("fn(", "reference_attention(", 1)
+    found = (
+        [
+            "from softmax_dispersion.testing.attention_suites import policy_cases",
+            f"case = policy_cases({dtype!r}, seed={seed})[{policy!r}]",
+        ]
+        if policy
+        else [
+            "from softmax_dispersion.testing.attention_suites import attention_suites",
+            f"case = next(c for c in attention_suites({dtype!r}, [{case.suite!r}], seed={seed}) "
+            f"if c.name == {case.base!r})",
+        ]
+    )
     lines = [
         "import numpy as np",
-        "from softmax_dispersion.testing.attention_suites import attention_suites",
-        f"case = next(c for c in attention_suites({dtype!r}, [{case.suite!r}], seed={seed}) "
-        f"if c.name == {case.base!r})",
+        *found,
         "q, k, v, mask = case.q, case.k, case.v, case.mask",
         *case.recipe,
         "m = None if mask is None else np.asarray(mask)",
@@ -463,9 +474,27 @@ class AttentionEngine:
             inputs=problem.q[0],
             arrays={"q": case.q, "k": case.k, "v": case.v, "attn_mask": case.mask},
             call=call_source(case),
+            rebuild={
+                "reproducer": reproducer(
+                    case, session.dtype, session.library.name, session.seed, policy=key
+                )
+            },
+        )
+        hint = (
+            "a row of finfo.min is a finite input: its answer is the attention without the "
+            "mask (or, its scores rounded alike, the values' mean); NaN there comes from "
+            "scores cast to a narrower format (float64's finfo.min overflows float32) or "
+            "from treating the sentinel as a mask"
+            if key == "finfo.min row"
+            else ""
         )
         return PolicyOutcome(
-            key, observed, worst, non_finite=not bool(np.all(np.isfinite(row))), label=variant
+            key,
+            observed,
+            worst,
+            non_finite=not bool(np.all(np.isfinite(row))),
+            label=variant,
+            hint=hint,
         )
 
     def expected(self, arrays: Mapping[str, Any], dtype: str, options: Mapping[str, Any]) -> F64:

@@ -401,7 +401,8 @@ def _finite_input(kind: Kind, outcome: PolicyOutcome, tally: Tally) -> None:
         "a NaN or infinity for a finite input is an accuracy failure"
     )
     hint = (
-        "a row of finfo.min is a finite input (its answer is uniform): NaN there comes "
+        outcome.hint
+        or "a row of finfo.min is a finite input (its answer is uniform): NaN there comes "
         "from scaling before the max shift (β·x overflows: subtract the maximum first, "
         "then scale) or from treating the sentinel as a mask"
         if outcome.non_finite
