@@ -65,6 +65,8 @@ CLAIM_MODULES: tuple[str, ...] = (
     "adaptive_temperature",
     "rounding_error",
     "typical_sets",
+    "attention_error",
+    "vjp_error",
 )
 """The modules that define claims, in the order of their claims."""
 
@@ -74,7 +76,7 @@ if TYPE_CHECKING:
 
 
 def all_claims() -> tuple[Claim, ...]:
-    """Every claim, T1 to T13, in order (imports the claim modules)."""
+    """Every claim, T1 onwards, in order (imports the claim modules)."""
     claims: list[Claim] = []
     for name in CLAIM_MODULES:
         claims.extend(import_module(f"softmax_dispersion.theory.{name}").CLAIMS)
@@ -91,7 +93,7 @@ def __getattr__(name: str) -> Any:
 
 
 def claim_by_id(claim_id: str) -> Claim:
-    """The claim named ``claim_id`` (``"T1"`` … ``"T13"``, case-insensitive).
+    """The claim named ``claim_id`` (``"T1"``, ``"T2"``, …, case-insensitive).
 
     Raises
     ------

@@ -31,33 +31,52 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from softmax_dispersion.testing import strategies
     from softmax_dispersion.testing.assertions import assert_softmax_close
+    from softmax_dispersion.testing.attention import check_attention
+    from softmax_dispersion.testing.attention_reference import (
+        AttentionReference,
+        reference_attention,
+    )
     from softmax_dispersion.testing.battery import SoftmaxCallError, check_softmax
     from softmax_dispersion.testing.kinds import KINDS, Kind
     from softmax_dispersion.testing.reference import Reference, reference_softmax
     from softmax_dispersion.testing.report import PropertyResult, Report
     from softmax_dispersion.testing.tolerance import Tolerance
+    from softmax_dispersion.testing.vjp import check_softmax_vjp
+    from softmax_dispersion.testing.vjp_reference import VJPReference, reference_softmax_vjp
 
 __all__ = [
     "KINDS",
+    "AttentionReference",
     "Kind",
     "PropertyResult",
     "Reference",
     "Report",
     "SoftmaxCallError",
     "Tolerance",
+    "VJPReference",
     "assert_softmax_close",
+    "check_attention",
     "check_softmax",
+    "check_softmax_vjp",
+    "reference_attention",
     "reference_softmax",
+    "reference_softmax_vjp",
     "strategies",
 ]
 
 _HOMES = {
+    "AttentionReference": "attention_reference",
     "KINDS": "kinds",
     "Kind": "kinds",
     "PropertyResult": "report",
     "Reference": "reference",
     "Report": "report",
     "SoftmaxCallError": "battery",
+    "VJPReference": "vjp_reference",
+    "check_attention": "attention",
+    "check_softmax_vjp": "vjp",
+    "reference_attention": "attention_reference",
+    "reference_softmax_vjp": "vjp_reference",
     "Tolerance": "tolerance",
     "assert_softmax_close": "assertions",
     "check_softmax": "battery",

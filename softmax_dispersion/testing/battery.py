@@ -405,7 +405,8 @@ def _finite_input(kind: Kind, outcome: PolicyOutcome, tally: Tally) -> None:
         "a NaN or infinity for a finite input is an accuracy failure"
     )
     hint = (
-        "a row of finfo.min is a finite input (its answer is uniform): NaN there comes "
+        outcome.hint
+        or "a row of finfo.min is a finite input (its answer is uniform): NaN there comes "
         "from scaling before the max shift (β·x overflows: subtract the maximum first, "
         "then scale) or from treating the sentinel as a mask"
         if outcome.non_finite
@@ -623,7 +624,9 @@ def check_softmax(
         library=plan.library.name,
         implementation=display_name(fn),
         source=import_source(fn),
-        tolerance=plan.tolerance.label,
+        tolerance=plan.tolerance.label
+        if plan.kind.claim == "T12"
+        else f"{plan.kind.claim}, its softmax by {plan.tolerance.label}",
     )
     observed: dict[str, dict[str, str]] = {}
     unnamed: set[tuple[str, str]] = set()

@@ -86,6 +86,9 @@ class PolicyOutcome:
         The output holds NaN or ``±inf`` (on a finite policy input: an accuracy failure).
     label : str
         Which input of the policy (``"n=82"``) when a policy has several.
+    hint : str
+        The likely cause of a non-finite output on a finite input, as the kind's engine
+        knows it (``""``: the row kinds' own).
     """
 
     key: str
@@ -93,6 +96,7 @@ class PolicyOutcome:
     worst: Worst | None = None
     non_finite: bool = False
     label: str = ""
+    hint: str = ""
 
 
 class Engine(Protocol):

@@ -125,10 +125,16 @@ OUTPUT_NAMES = (
     "the mask wins",
     "ones",
     "raises",
+    "exact",
+    "rounded scores",
+    "g",
 )
 """The names an output on a policy input may have (``raises`` is followed by the
 exception's type in reports; ``ones`` is what ``exp(x − logsumexp(x))`` returns on a row
-of ``finfo.min``, its log-sum-exp rounded at that magnitude; log-softmax: all 0)."""
+of ``finfo.min``, its log-sum-exp rounded at that magnitude; log-softmax: all 0).
+Attention on a row of ``finfo.min``: ``exact`` (the mask ignored, as the real numbers
+do) or ``rounded scores`` (the scores rounded once to the format, all alike); the
+log-softmax VJP on a row of only ``−inf``: ``g`` (the weights taken as 0)."""
 
 BEHAVIOURS: dict[str, tuple[str, ...]] = {
     "subnormals": ("flushed", "kept"),
@@ -448,6 +454,81 @@ KINDS: dict[str, Kind] = _register(
     ),
 )
 """The kinds, by name, in the order lists show them."""
+
+# --- attention and the backward passes (T14, T15) ------------------------------------------
+
+_ATTENTION_TARGETS = "softmax_dispersion.testing.attention_targets"
+KINDS.update(
+    _register(
+        Kind(
+            name="attention",
+            summary="scaled dot-product attention softmax(q kᵀ·scale + mask) v, torch's SDPA "
+            "semantics",
+            call="fn(q, k, v, attn_mask=None, is_causal=False, scale=None)",
+            arguments=("q", "k", "v"),
+            claim="T14",
+            engine="softmax_dispersion.testing.attention:ATTENTION",
+            suites=("random", "long", "masks", "large_scores", "shapes"),
+            properties=("accuracy", "permutation", "batch_independence", "shape_dtype"),
+            policies=(
+                Policy(
+                    "fully masked row",
+                    "a query whose every key is masked out (a boolean mask all False)",
+                    ("NaN", "NaN in part", "zeros", "uniform", "raises"),
+                ),
+                Policy(
+                    "finfo.min row",
+                    "a float mask of finfo.min on every key of a row (an input, not a mask)",
+                    ("exact", "rounded scores", "raises"),
+                    finite=True,
+                ),
+            ),
+            targets={
+                "numpy": f"{_ATTENTION_TARGETS}:numpy_attention_target",
+                "torch": f"{_ATTENTION_TARGETS}:torch_attention_target",
+                "jax": f"{_ATTENTION_TARGETS}:jax_attention_target",
+            },
+        ),
+        *(
+            Kind(
+                name=name,
+                summary=summary,
+                call="fn(x, g)",
+                arguments=("x", "g"),
+                claim="T15",
+                engine=f"softmax_dispersion.testing.vjp:{engine}",
+                suites=("random", "long", "neg_inf", "cancellation", "shapes"),
+                properties=("accuracy", "permutation", "batch_independence", "shape_dtype"),
+                policies=(
+                    Policy(
+                        "all -inf row",
+                        "a row of only −inf (no weight is defined)",
+                        names,
+                    ),
+                ),
+                targets={
+                    "numpy": f"{_ATTENTION_TARGETS}:numpy_vjp_target",
+                    "torch": f"{_ATTENTION_TARGETS}:torch_vjp_target",
+                    "jax": f"{_ATTENTION_TARGETS}:jax_vjp_target",
+                },
+            )
+            for name, summary, engine, names in (
+                (
+                    "softmax_vjp",
+                    "the softmax VJP (backward pass) p ⊙ (g − ⟨g, p⟩), p = softmax(x)",
+                    "SOFTMAX_VJP",
+                    ("NaN", "NaN in part", "zeros", "raises"),
+                ),
+                (
+                    "log_softmax_vjp",
+                    "the log-softmax VJP (backward pass) g − p·Σg, p = softmax(x)",
+                    "LOG_SOFTMAX_VJP",
+                    ("NaN", "NaN in part", "zeros", "g", "raises"),
+                ),
+            )
+        ),
+    )
+)
 
 KIND_NAMES: tuple[str, ...] = tuple(KINDS)
 """The names of the kinds."""

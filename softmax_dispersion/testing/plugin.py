@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from softmax_dispersion.testing import Reference, Report
+    from softmax_dispersion.testing import AttentionReference, Reference, Report, VJPReference
 
 __all__ = ["MARKER_ARGUMENTS", "SoftmaxOracle", "pytest_configure", "softmax_oracle"]
 
@@ -119,6 +119,22 @@ class SoftmaxOracle:
         if "log" not in kwargs and self.defaults.get("kind") == "log_softmax":
             kwargs["log"] = True
         return reference_softmax(x, **kwargs)
+
+    def attention(self, q: Any, k: Any, v: Any, **kwargs: Any) -> AttentionReference:
+        """:func:`~softmax_dispersion.testing.reference_attention` of ``q, k, v``
+        (keywords: ``attn_mask``, ``is_causal``, ``scale``, ``dtype``)."""
+        from softmax_dispersion.testing import reference_attention
+
+        return reference_attention(q, k, v, **kwargs)
+
+    def vjp(self, x: Any, g: Any, **kwargs: Any) -> VJPReference:
+        """:func:`~softmax_dispersion.testing.reference_softmax_vjp` of ``x, g``, with the
+        marker's ``kind="log_softmax_vjp"`` read as ``log=True``."""
+        from softmax_dispersion.testing import reference_softmax_vjp
+
+        if "log" not in kwargs and self.defaults.get("kind") == "log_softmax_vjp":
+            kwargs["log"] = True
+        return reference_softmax_vjp(x, g, **kwargs)
 
     def __repr__(self) -> str:
         return f"SoftmaxOracle({self.defaults!r})"

@@ -104,6 +104,9 @@ class Evaluated:
     rebuild : mapping
         Python expressions that rebuild arrays from the suites (``{"x":
         "build_case('random/n1238', 'float32')"}``), for reproducers of long inputs.
+    hint : str
+        For kinds other than the row kinds: the likely cause of a failure of this
+        batch, as its engine recognises it (``""``: none).
     """
 
     label: str
@@ -121,6 +124,7 @@ class Evaluated:
     arrays: Mapping[str, Any] = field(default_factory=dict)
     call: str = ""
     rebuild: Mapping[str, str] = field(default_factory=dict)
+    hint: str = ""
 
     def row_data(self) -> tuple[F64, F64, F64]:
         """``(logits, probs, beta)`` of a row kind (the row properties need them)."""
@@ -442,7 +446,7 @@ def _value_hint(ctx: Context, ev: Evaluated, actual: F64, expected: F64, r: int,
     """
     got, want = actual[r], expected[r]
     if ev.logits is None:
-        return ""
+        return ev.hint
     logits, _, betas = ev.row_data()
     logits = logits[r]
     visible = np.isfinite(logits)

@@ -53,7 +53,9 @@ class Worst:
     call : str
         The call for the reproducer (empty: ``fn(x)``, or ``fn(x, mask)``).
     rebuild : dict
-        Python expressions rebuilding long arrays from the suites, by name.
+        Python expressions rebuilding long arrays from the suites, by name; under
+        ``"reproducer"``, a whole program that rebuilds the input from its suite and
+        prints the failure (``{fn}`` standing for the line defining ``fn``).
     """
 
     case: str
@@ -473,6 +475,9 @@ class Report:
         w = result.worst
         if w is None:
             return ""
+        program = w.rebuild.get("reproducer")
+        if isinstance(program, str):  # a kind whose whole input is rebuilt from its suite
+            return program.replace("{fn}", self.source or "fn = ...  # the function under test")
         library = adapter(self.library)
         arrays = self._arrays(w)
         lines = ["import numpy as np", *self._load(result, folder)]

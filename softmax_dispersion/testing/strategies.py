@@ -44,6 +44,7 @@ __all__ = [
     "DTYPES",
     "FAMILY_STRATEGIES",
     "adversarial_rows",
+    "attention_inputs",
     "dip_rows",
     "geometric_ladder_rows",
     "huge_magnitude_rows",
@@ -58,6 +59,7 @@ __all__ = [
     "tiny_gap_rows",
     "two_level_rows",
     "uniform_rows",
+    "vjp_inputs",
 ]
 
 DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -580,5 +582,104 @@ def masked_rows(
         under = np.resize(np.array(draw(st.permutations(hidden))), length)
         values = np.where(mask, x.astype(np.float64), under)
         return to_dtype(values, dtype), mask
+
+    return draw_pair()
+
+
+def attention_inputs(
+    dtype: str = "float32",
+    length: IntArg = st.integers(1, 8),  # noqa: B008
+    keys: IntArg = st.integers(1, 300),  # noqa: B008
+    dims: IntArg = st.sampled_from([1, 4, 16, 64]),  # noqa: B008
+    batch: IntArg = st.integers(1, 2),  # noqa: B008
+    heads: IntArg = st.integers(1, 2),  # noqa: B008
+    min_visible: int = 1,
+) -> SearchStrategy[dict[str, Any]]:
+    """Keyword arguments of ``fn(q, k, v, attn_mask=None, is_causal=False, scale=None)``.
+
+    ``q`` ``(batch, heads, L, E)``, ``k`` ``(batch, heads, S, E)`` and ``v`` (the same,
+    ``Ev = E``) hold values of ``dtype`` (bfloat16 ones in float32 arrays) of moderate size,
+    so that 16-bit scores stay where T14 vouches for them; the mask is absent, boolean
+    (each query keeping at least ``min_visible`` keys) or an additive float mask (``0``,
+    ``−inf``, ALiBi-like finite biases); or ``is_causal`` instead; ``scale`` is ``None``
+    or a given value.  Suited to
+    :func:`~softmax_dispersion.testing.attention_reference.reference_attention`.
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> found = find(attention_inputs(dtype="float16"), lambda a: a["attn_mask"] is not None)
+    >>> found["q"].dtype.name, found["q"].ndim, found["attn_mask"].shape[-1] == found["k"].shape[-2]
+    ('float16', 4, True)
+    """
+    _format(dtype)
+
+    @st.composite
+    def draw_inputs(draw: Any) -> dict[str, Any]:
+        b, h = draw(_ints("batch", batch)), draw(_ints("heads", heads))
+        rows, columns, size = (
+            draw(_ints("length", length)),
+            draw(_ints("keys", keys)),
+            draw(_ints("dims", dims)),
+        )
+        rng = np.random.default_rng(draw(_seeds()))
+        spread = draw(st.sampled_from([0.1, 0.5, 1.0]))
+        q = to_dtype(rng.standard_normal((b, h, rows, size)) * spread, dtype)
+        k = to_dtype(rng.standard_normal((b, h, columns, size)) * spread, dtype)
+        v = to_dtype(rng.standard_normal((b, h, columns, size)), dtype)
+        choice = draw(st.sampled_from(["none", "bool", "float", "causal"]))
+        scale = draw(st.sampled_from([None, 0.5, 1.0]))
+        mask: Any = None
+        if choice in ("bool", "float"):
+            mask = draw(masks(n=columns, batch=rows, min_visible=min_visible))
+        if choice == "float":
+            slope = draw(st.sampled_from([0.0, 0.125, 0.5]))
+            distance = np.abs(np.arange(columns)[None, :] - np.arange(rows)[:, None])
+            mask = to_dtype(np.where(mask, -slope * distance, -math.inf), dtype)
+        return {
+            "q": q,
+            "k": k,
+            "v": v,
+            "attn_mask": mask,
+            "is_causal": choice == "causal",
+            "scale": scale,
+        }
+
+    return draw_inputs()
+
+
+def vjp_inputs(
+    dtype: str = "float32",
+    n: IntArg = st.integers(1, 300),  # noqa: B008
+    batch: IntArg = st.integers(1, 4),  # noqa: B008
+    allow_minus_infinity: bool = True,
+) -> SearchStrategy[tuple[Row, Row]]:
+    """``(x, g)`` for a softmax or log-softmax VJP ``fn(x, g)``, shape ``(batch, n)``.
+
+    ``x`` holds adversarial logits of ``dtype`` between ``−100`` and ``100`` and, with
+    ``allow_minus_infinity``, some ``−inf`` (weight 0; every row keeps a finite logit);
+    ``g`` holds gradients of mixed magnitudes.  Suited to
+    :func:`~softmax_dispersion.testing.vjp_reference.reference_softmax_vjp`.
+
+    Examples
+    --------
+    >>> from hypothesis import find
+    >>> x, g = find(vjp_inputs(dtype="float32"), lambda xg: bool(np.isinf(xg[0]).any()))
+    >>> x.shape == g.shape, bool(np.isfinite(x).any(axis=-1).all())
+    (True, True)
+    """
+    _format(dtype)
+
+    @st.composite
+    def draw_pair(draw: Any) -> tuple[Row, Row]:
+        rows, length = draw(_ints("batch", batch)), draw(_ints("n", n))
+        x = draw(logits(n=length, batch=rows, dtype=dtype, min_value=-100, max_value=100))
+        values = x.astype(np.float64)
+        if allow_minus_infinity:
+            visible = draw(masks(n=length, batch=rows, min_visible=1))
+            values = np.where(visible, values, -math.inf)
+        rng = np.random.default_rng(draw(_seeds()))
+        g = rng.standard_normal((rows, length)) * 10.0 ** rng.uniform(-2, 2, size=(rows, length))
+        return to_dtype(values, dtype), to_dtype(g, dtype)
 
     return draw_pair()

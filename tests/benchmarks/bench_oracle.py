@@ -23,8 +23,12 @@ The targets of the issue that set them: cold ≤ 5 s (numpy), ≤ 10 s (torch), 
 false alarms on the correct ones, under the default model, and the correct entries
 under ``tolerance="strict"`` (which must fail only the log-sum-exp formulations).
 ``--help-time`` measures building ``check``'s help in a fresh interpreter, against a
-bare interpreter's start.  Nothing here asserts a time; the table and the JSON are the
-result.
+bare interpreter's start.
+``--kind attention`` times the attention kind instead: one full check (every suite) of
+each built-in implementation (numpy's textbook, torch's SDPA once per CPU backend, jax's
+``dot_product_attention``), dtype by dtype, wall and CPU time and the part inside the
+implementation; the target is 15 s per implementation, every dtype (numpy and torch).
+Nothing here asserts a time; the table and the JSON are the result.
 """
 
 from __future__ import annotations
@@ -219,6 +223,97 @@ def help_seconds(repeat: int = 3) -> dict[str, float]:
     return {"bare_s": bare, "check_help_s": helped, "ratio": helped / bare}
 
 
+# --- the attention kind ------------------------------------------------------------------
+
+ATTENTION_TARGET = 15.0
+"""The issue's target for a full attention check of one implementation, every dtype (s)."""
+
+
+class TimedAttention:
+    """Wraps an attention implementation, adding up the time spent inside it."""
+
+    def __init__(self, fn: Callable[..., Any], block: Callable[[Any], Any]) -> None:
+        self.fn, self.block = fn, block
+        self.seconds = 0.0
+        self.__name__ = self.__qualname__ = getattr(fn, "__name__", "fn")
+        self.__module__ = getattr(fn, "__module__", "")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        out = self.block(self.fn(*args, **kwargs))
+        self.seconds += time.perf_counter() - start
+        return out
+
+
+def attention_implementations(library: str) -> dict[str, tuple[Callable[..., Any], Any]]:
+    """The built-in attention of ``library``: one implementation per torch CPU backend."""
+    from softmax_dispersion.testing.targets import builtin
+
+    fn = builtin(library, "attention").fn
+    if library == "jax":
+        return {"jax": (fn, lambda out: out.block_until_ready())}
+    variants = getattr(fn, "__oracle_variants__", None) or {library: fn}
+    named = {
+        f"{library}[{name}]" if library == "torch" else name: v for name, v in variants.items()
+    }
+    return {name: (impl, lambda out: out) for name, impl in named.items()}
+
+
+def measure_attention(library: str, quick: bool = False) -> list[dict[str, Any]]:
+    """One full attention check per implementation of ``library``, timed per dtype.
+
+    A fresh check per dtype (the references, allowances and properties of that dtype);
+    ``total_s`` is their sum, the time of one full check of every dtype.
+    """
+    from softmax_dispersion.testing import check_softmax
+    from softmax_dispersion.testing.adapters import LIBRARY_DTYPES
+
+    dtypes = ["float32"] if quick else list(LIBRARY_DTYPES[library])
+    rows = []
+    for name, (fn, block) in attention_implementations(library).items():
+        timed = TimedAttention(fn, block)
+        row: dict[str, Any] = {"implementation": name, "library": library, "passed": {}}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for dtype in dtypes:
+                timed.seconds = 0.0
+                start, cpu = time.perf_counter(), time.process_time()
+                report = check_softmax(
+                    timed,
+                    kind="attention",
+                    library=library,
+                    dtypes=[dtype],
+                    suites=["random"] if quick else None,
+                )
+                row[f"{dtype}_s"] = time.perf_counter() - start
+                row[f"{dtype}_cpu_s"] = time.process_time() - cpu
+                row[f"{dtype}_in_fn_s"] = timed.seconds
+                row["passed"][dtype] = report.passed
+        row["total_s"] = sum(row[f"{d}_s"] for d in dtypes)
+        row["total_cpu_s"] = sum(row[f"{d}_cpu_s"] for d in dtypes)
+        row["within_target"] = row["total_s"] <= ATTENTION_TARGET
+        rows.append(row)
+    return rows
+
+
+def attention_table(rows: list[dict[str, Any]]) -> str:
+    """The attention results: seconds per dtype (wall; CPU in the total column)."""
+    dtypes = ["float16", "bfloat16", "float32", "float64"]
+    header = f"{'implementation':<26} " + " ".join(f"{d:>9}" for d in dtypes)
+    header += f" {'total s':>8} {'cpu s':>7}  verdict"
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        cells = " ".join(f"{r[f'{d}_s']:>9.2f}" if f"{d}_s" in r else f"{'-':>9}" for d in dtypes)
+        failed = [d for d, ok in r["passed"].items() if not ok]
+        verdict = "pass" if not failed else "FAIL " + ",".join(failed)
+        verdict += "" if r["within_target"] else ", over target"
+        lines.append(
+            f"{r['implementation']:<26} {cells} {r['total_s']:>8.2f} {r['total_cpu_s']:>7.2f}"
+            f"  {verdict}"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark, print the table, optionally write JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -229,7 +324,26 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--zoo", action="store_true", help="also score both zoos")
     parser.add_argument("--help-time", action="store_true", help="also time check's help")
+    parser.add_argument(
+        "--kind",
+        default="softmax",
+        choices=["softmax", "attention"],
+        help="softmax (default) or attention (every implementation, timed per dtype; "
+        f"target {ATTENTION_TARGET:g} s each)",
+    )
     args = parser.parse_args(argv)
+    if args.kind == "attention":
+        found = [
+            row
+            for library in args.libraries
+            if library == "numpy" or importlib.util.find_spec(library) is not None
+            for row in measure_attention(library, args.quick)
+        ]
+        print(attention_table(found))
+        if args.json:
+            with open(args.json, "w") as handle:
+                json.dump(found, handle, indent=2)
+        return 0
     rows = run(args.libraries, args.quick)
     print(table(rows))
     result: dict[str, Any] = {"checks": rows}

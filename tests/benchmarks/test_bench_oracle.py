@@ -38,3 +38,15 @@ def test_the_help_timing_compares_with_a_bare_interpreter() -> None:
     timing = bench_oracle.help_seconds(repeat=1)
     assert timing["check_help_s"] > 0 and timing["bare_s"] > 0
     assert timing["ratio"] == timing["check_help_s"] / timing["bare_s"]
+
+
+def test_the_attention_timing_runs(tmp_path: Path) -> None:
+    out = tmp_path / "attention.json"
+    code = bench_oracle.main(
+        ["--kind", "attention", "--quick", "--libraries", "numpy", "--json", str(out)]
+    )
+    assert code == 0
+    rows = bench_oracle.measure_attention("numpy", quick=True)
+    assert rows[0]["passed"] == {"float32": True}
+    assert 0 < rows[0]["float32_in_fn_s"] < rows[0]["float32_s"]
+    assert '"implementation": "numpy"' in out.read_text()

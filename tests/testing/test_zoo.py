@@ -210,6 +210,9 @@ def test_argument_errors() -> None:
         "adaptive_temperature",
         "ssmax",
         "masked_softmax",
+        "attention",
+        "softmax_vjp",
+        "log_softmax_vjp",
     )
     with pytest.raises(ValueError, match="needs the scale s"):
         check_softmax(textbook, kind="ssmax")
