@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from importlib import import_module
 
 from softmax_dispersion._version import __version__
-from softmax_dispersion.cli._usage import EXIT_OK, EXIT_USAGE, UsageError
+from softmax_dispersion.cli._usage import EXIT_OK, EXIT_USAGE, CommandParser, UsageError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -29,7 +29,7 @@ COMMANDS = tuple(
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser, one subcommand per module of :data:`COMMANDS`."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="softmax-dispersion",
         description=(
             "Executable evidence that softmax disperses: with logits in [m, M] at a "

@@ -100,6 +100,8 @@ def print_summary(metrics: dict[str, Any], summary: dict[str, Any], out: Path) -
 
 def run(args: argparse.Namespace) -> int:
     """Train, certify, evaluate and report; exit 1 when a check fails."""
+    if args.resume and args.out is None:
+        raise UsageError("--resume needs --out: the folder of the run to finish")
     empirical = empirical_layer()
     config = _config(args)
     out = args.out or _default_out()

@@ -29,6 +29,10 @@ def _config(args: argparse.Namespace, pretrained: Any) -> Any:
     for path in args.text or []:
         if not path.is_file():
             raise UsageError(f"--text: {path} is not a file")
+        if not path.read_bytes().strip():  # refused here, before the model loads
+            raise UsageError(f"--text: {path} is empty")
+    if args.seed is not None and args.seed < 0:
+        raise UsageError(f"--seed must be >= 0, got {args.seed}")
     overrides: dict[str, Any] = {"text_files": tuple(args.text or ())}
     if args.sizes is not None:
         overrides["sizes"] = tuple(read_sizes("--sizes", args.sizes))

@@ -49,7 +49,10 @@ def run(args: argparse.Namespace) -> int:
     """Run every section; exit 1 when one fails."""
     from softmax_dispersion.reproduce import SECTIONS, ReportFolderError, reproduce
 
-    chosen = read_names("--sections", args.sections, SECTIONS) or SECTIONS
+    chosen = read_names("--sections", args.sections, SECTIONS)
+    if args.sections is not None and not chosen:
+        raise UsageError(f"--sections: no section named; known: {', '.join(SECTIONS)}")
+    chosen = chosen or SECTIONS
     try:
         report = reproduce(args.out, stream=sys.stdout, quiet=args.json, sections=chosen)
     except ReportFolderError as error:
