@@ -20,6 +20,7 @@ from typing import NoReturn
 
 __all__ = [
     "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
     "MAX_SIZE_DIGITS",
@@ -36,6 +37,8 @@ __all__ = [
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 """Exit status: all verified or passed, a check failed, bad usage or input."""
+EXIT_INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT), as shells report it."""
 
 MAX_SIZE_DIGITS = 4300
 """Sizes have at most 4300 digits (below 10**4300): every size is printed exactly, in the
@@ -92,51 +95,52 @@ def read_size(option: str, text: str) -> int:
     elif decimal:
         value = _decimal(*decimal.groups())
     else:
-        raise UsageError(f"{option}: {shown} is not a number")
-    if value is None:
-        raise UsageError(f"{option}: {shown} is too large (at most {MAX_SIZE_DIGITS} digits)")
-    if isinstance(value, Fraction):
-        raise UsageError(f"{option}: {shown} is not an integer")
+        value = "is not a number"
+    if isinstance(value, str):
+        raise UsageError(f"{option}: {shown} {value}")
     if value < 1:
         raise UsageError(f"{option}: {shown} is less than 1")
     return value
 
 
-def _power(base_text: str, exponent_text: str) -> int | None:
-    """``base**exponent``, or None when it has more than :data:`MAX_SIZE_DIGITS` digits
-    (decided from the digits' count first, so that no huge power is ever computed)."""
+_TOO_LARGE = f"is too large (at most {MAX_SIZE_DIGITS} digits)"
+_NOT_INTEGER = "is not an integer"
+
+
+def _power(base_text: str, exponent_text: str) -> int | str:
+    """``base**exponent``, or what is wrong with it: more than :data:`MAX_SIZE_DIGITS`
+    digits is decided from the digits' count first, so that no huge power is computed."""
     base_text, exponent_text = base_text.lstrip("0") or "0", exponent_text.lstrip("0") or "0"
     if len(base_text) > MAX_SIZE_DIGITS:
-        return None
+        return _TOO_LARGE
     base = int(base_text)
     if base < 2:
         return base if exponent_text != "0" else 1
     if len(exponent_text) > 6 or int(exponent_text) * math.log10(base) > MAX_SIZE_DIGITS + 1:
-        return None
+        return _TOO_LARGE
     value: int = base ** int(exponent_text)
-    return value if value < 10**MAX_SIZE_DIGITS else None
+    return value if value < 10**MAX_SIZE_DIGITS else _TOO_LARGE
 
 
-def _decimal(sign: str, mantissa: str, exponent_text: str | None) -> int | Fraction | None:
-    """A decimal ``[-]digits[.digits][e[-]digits]`` as an integer, a non-integer
-    (:class:`~fractions.Fraction`, its value unimportant) or None (too many digits)."""
+def _decimal(sign: str, mantissa: str, exponent_text: str | None) -> int | str:
+    """A decimal ``[-]digits[.digits][e[-]digits]`` as an integer, or what is wrong with
+    it, decided from the digits before any large number is built."""
     whole, _, fraction = mantissa.partition(".")
     digits = (whole + fraction).lstrip("0")
-    if not digits:
-        return 0
-    if sign == "-":
-        return -1
-    exponent = int(exponent_text or "0") if len(exponent_text or "") <= 12 else None
-    if exponent is None:  # more than 12 digits of exponent: astronomically large or small
-        return Fraction(1, 2) if exponent_text and exponent_text.startswith("-") else None
-    shift = exponent - len(fraction)  # the value is int(digits) * 10**shift
+    if not digits or sign == "-":
+        return 0  # zero or negative: less than 1
+    exponent_text = exponent_text or "0"
+    if len(exponent_text) > 12:  # astronomically large or small
+        return _NOT_INTEGER if exponent_text.startswith("-") else _TOO_LARGE
+    shift = int(exponent_text) - len(fraction)  # the value is int(digits) * 10**shift
     if len(digits) + shift > MAX_SIZE_DIGITS:
-        return None
+        return _TOO_LARGE
     if shift < 0:
         if len(digits) + shift <= 0 or digits[shift:].strip("0"):
-            return Fraction(1, 2)
+            return _NOT_INTEGER
         digits, shift = digits[:shift], 0
-    return int(digits) * 10**shift
+    value: int = int(digits) * 10**shift
+    return value
 
 
 def read_sizes(option: str, text: str) -> list[int]:

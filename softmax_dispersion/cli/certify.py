@@ -191,10 +191,11 @@ def _check_size_digits(epsilon: Fraction, ratio: Fraction) -> None:
     """
     odds = (1 - epsilon) / epsilon
     log10_odds = (odds.numerator.bit_length() - odds.denominator.bit_length()) * math.log10(2)
-    digits = float(min(ratio, 10**7)) / math.log(10) + log10_odds
+    spread = float(min(ratio, Fraction(10**7)))
+    digits = spread / math.log(10) + log10_odds
     if digits > MAX_SIZE_DIGITS - 2:
         raise ValueError(
-            f"epsilon = {float(epsilon):g} at δ/θ = {float(min(ratio, 10**7)):g} makes n*(ε) "
+            f"epsilon = {float(epsilon):g} at δ/θ = {spread:g} makes n*(ε) "
             f"a number of about {digits:.0f} digits, more than the {MAX_SIZE_DIGITS} a size may "
             "have (lower --delta or raise --theta or --eps)"
         )
