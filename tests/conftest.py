@@ -1,7 +1,7 @@
 """The test suite's one hypothesis profile, and its slow tests.
 
 Tests marked ``slow`` (they train models, compile the Coq proofs or run the main job:
-minutes each) are skipped unless ``--run-slow`` is given; CI gives it, in a step of
+minutes each) are deselected unless ``--run-slow`` is given; CI gives it, in a step of
 its own after the README's test command.
 """
 
@@ -33,9 +33,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Deselected, not skipped: -ra would list every one of them.
     if config.getoption(RUN_SLOW):
         return
-    skip_slow = pytest.mark.skip(reason=f"slow (minutes): run with {RUN_SLOW}, as CI does")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip_slow)
+    slow = [item for item in items if "slow" in item.keywords]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if "slow" not in item.keywords]
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    # In the header: under xdist the deselection happens in the workers, unseen.
+    if config.getoption(RUN_SLOW):
+        return "slow tests: run (--run-slow)"
+    return f"slow tests: deselected (training, Coq, the main job); {RUN_SLOW} runs them"
