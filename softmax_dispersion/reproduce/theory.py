@@ -137,7 +137,9 @@ def _theory_figures(folder: Path) -> list[str]:
         return []
     folder.mkdir(exist_ok=True)
     import numpy as np
+    import sympy as sp
 
+    from softmax_dispersion.theory import Formula
     from softmax_dispersion.theory.adaptive_temperature import (
         adaptive_constants,
         adaptive_inverse_temperature,
@@ -146,7 +148,7 @@ def _theory_figures(folder: Path) -> list[str]:
     from softmax_dispersion.theory.dispersion_size import dispersion_size
 
     sizes = np.logspace(0, 7, 400)
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
     for spread in (1.0, 3.0, 5.0, 10.0):
         line = ax.loglog(
             sizes, dispersion_upper.numpy(sizes, spread, 1.0), label=f"δ/θ = {spread:g}"
@@ -160,12 +162,20 @@ def _theory_figures(folder: Path) -> list[str]:
         n_star = float(dispersion_size.numpy(0.01, spread, 1.0))
         ax.plot([n_star], [0.01], "o", color=line[0].get_color())
     ax.axhline(0.01, color="grey", lw=0.8)
+    # The formulas in the title are the checked ones, typeset (matplotlib's mathtext)
+    # from their sympy expressions, with short fractions folded so exponents stay legible.
+    def tex(formula: Formula) -> str:
+        return str(sp.latex(formula.expr, fold_short_frac=True))
+
     ax.set(
         xlabel="n (number of logits)",
         ylabel="largest possible coefficient",
-        title="T1: c/(c+n−1) (solid), e^{δ/θ}/n (dotted); dots: n*(ε = 0.01)",
+        title=(
+            f"T1: ${tex(dispersion_upper)}$ (solid), T2: ${tex(paper_upper)}$ (dotted)\n"
+            f"dots: T4's size $n^* = {tex(dispersion_size)}$ at $\\epsilon = 0.01$"
+        ),
     )
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="lower left")  # the curves leave that corner empty
     fig.tight_layout()
     fig.savefig(folder / "dispersion_bound.png", dpi=120)
     plt.close(fig)
