@@ -162,6 +162,7 @@ def _theory_figures(folder: Path) -> list[str]:
         n_star = float(dispersion_size.numpy(0.01, spread, 1.0))
         ax.plot([n_star], [0.01], "o", color=line[0].get_color())
     ax.axhline(0.01, color="grey", lw=0.8)
+
     # The formulas in the title are the checked ones, typeset (matplotlib's mathtext)
     # from their sympy expressions, with short fractions folded so exponents stay legible.
     def tex(formula: Formula) -> str:
