@@ -268,6 +268,11 @@ def certifiable_families() -> dict[str, Family]:
     """The families ``certify`` accepts: the registry's finite ones (T1's assumptions).
 
     The help lists exactly these, and an unknown name is refused naming exactly these.
+
+    Examples
+    --------
+    >>> "spike" in certifiable_families(), "nan" in certifiable_families()
+    (True, False)
     """
     return {name: family for name, family in FAMILIES.items() if family.finite}
 

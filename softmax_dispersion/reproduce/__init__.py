@@ -124,7 +124,13 @@ def _prepare(out: Path, force: bool) -> None:
 
 
 def finished_sections(out: Path) -> list[str]:
-    """The sections an interrupted job in ``out`` finished, in the main job's order."""
+    """The sections an interrupted job in ``out`` finished, in the main job's order.
+
+    Examples
+    --------
+    >>> finished_sections(Path("a-folder-no-job-has-used"))
+    []
+    """
     return [name for name in SECTIONS if (out / PROGRESS_FOLDER / f"{name}.json").is_file()]
 
 
