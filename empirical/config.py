@@ -97,8 +97,11 @@ class ExperimentConfig:
         if list(self.sizes) != sorted(set(self.sizes)):
             raise ValueError(f"sizes must be strictly increasing without duplicates: {self.sizes}")
         low, high = self.train_sizes
-        if not 1 <= low <= high:
-            raise ValueError(f"train_sizes must satisfy 1 <= low <= high, got {self.train_sizes}")
+        if not 1 <= low <= high <= LARGEST_SIZE:
+            raise ValueError(
+                f"train_sizes must satisfy 1 <= low <= high <= {LARGEST_SIZE}, "
+                f"got {self.train_sizes}"
+            )
         for name in (
             "seeds",
             "steps",

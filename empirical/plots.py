@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -77,6 +78,23 @@ def _save(fig: Figure, path: Path | str) -> Path:
         small = image.convert("RGB").quantize(colors=256)
     small.save(path, optimize=True)
     return path
+
+
+def _legend_below(fig: Figure, *axes: Any, columns: int = 2) -> None:
+    """One legend for ``axes`` (a panel and its twin), below the plots, where it can
+    cover no data (constrained layout makes room for it)."""
+    handles, labels = [], []
+    for ax in axes:
+        more_handles, more_labels = ax.get_legend_handles_labels()
+        handles += more_handles
+        labels += [textwrap.fill(label, 48) for label in more_labels]
+    fig.legend(handles, labels, loc="outside lower center", ncols=columns, fontsize="small")
+
+
+MARKERS = ("o", "s", "^", "D", "v", "P")
+"""One marker shape per head, drawn hollow, so that heads at the same point all show."""
+LINE_STYLES = ("-", "--", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 1)), (0, (8, 2)))
+"""One line style per head, for the same reason."""
 
 
 def _display(metrics: Mapping[str, Any], name: str) -> str:
@@ -204,7 +222,7 @@ def p_max_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
     """
     plt = _pyplot()
     info = normaliser_info(metrics)
-    fig, ax = plt.subplots(figsize=(6.4, 4.4), layout="constrained")
+    fig, ax = plt.subplots(figsize=(6.4, 5.2), layout="constrained")
     all_sizes: set[int] = set()
     bounds: list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], list[str], str]] = []
     for name in _normalisers(metrics):
@@ -235,7 +253,7 @@ def p_max_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
     ax.set_xlabel("set size n")
     ax.set_ylabel("largest attention weight")
     ax.set_title("Dispersion on typical sets: largest weight against n")
-    ax.legend(fontsize="small", loc="lower left")
+    _legend_below(fig, ax)
     return _save(fig, path)
 
 
@@ -323,7 +341,7 @@ def worst_sets_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.6, 4.6), layout="constrained")
     certificates = metrics.get("certificates", {})
-    drawn = False
+    drawn = 0
     for name, by_seed in certificates.items():
         by_size: dict[int, list[tuple[float, float]]] = {}
         for cert in by_seed.values():
@@ -335,8 +353,16 @@ def worst_sets_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
         measured = [np.mean([p for p, _ in by_size[n]]) for n in sizes]
         bound = [np.mean([b for _, b in by_size[n]]) for n in sizes]
         label = _display(metrics, name)
-        (line,) = ax.plot(sizes, measured, marker="o", ms=4, ls="none", label=f"{label}: model")
-        ax.plot(sizes, bound, ls="-", color=line.get_color(), alpha=0.6, label=f"{label}: T1 at δ*")
+        # Heads often sit on the same points (every worst set at weight 1): a hollow
+        # marker and a line style of its own for each, so that none hides another.
+        (line,) = ax.plot(
+            sizes, measured, marker=MARKERS[drawn % len(MARKERS)], ms=7 - drawn % 3,
+            mfc="none", mew=1.4, ls="none", label=f"{label}: model",
+        )  # fmt: skip
+        ax.plot(
+            sizes, bound, ls=LINE_STYLES[drawn % len(LINE_STYLES)], color=line.get_color(),
+            alpha=0.6, label=f"{label}: T1 at δ*",
+        )  # fmt: skip
         halves = [
             float(cert["dispersion_size"]["half"]["upper"])
             for cert in by_seed.values()
@@ -344,14 +370,15 @@ def worst_sets_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
         ]
         if halves and min(sizes) <= np.mean(halves) <= max(sizes):
             ax.axvline(float(np.mean(halves)), color=line.get_color(), ls=":", alpha=0.8)
-        drawn = True
+        drawn += 1
     if drawn:
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.axhline(0.5, ls=":", color="grey", label="½")
+        ax.set_ylim(top=1.25)  # a weight: the axis ends just above 1
     ax.set_xlabel("set size n")
     ax.set_ylabel("top weight of the worst set")
-    ax.set_title("Worst sets: measured top weight and T1's bound at the certified spread")
+    ax.set_title("Worst sets: the model's top weight and T1's bound at the certified δ*")
     ax.legend(fontsize="small", loc="lower left")
     return _save(fig, path)
 
@@ -453,7 +480,7 @@ def adaptive_rule_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
     plt = _pyplot()
     histograms = metrics.get("histograms", {}).get("adaptive_temperature", {})
     edges = metrics.get("histogram_edges", {})
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.0), layout="constrained")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.4), layout="constrained")
     sizes = sorted({int(n) for by_size in histograms.values() for n in by_size})
     picks = heatmap_sizes(sizes, 5)
     entropy_edges = np.array(edges.get("entropy", []), dtype=float)
@@ -484,11 +511,11 @@ def adaptive_rule_figure(metrics: Mapping[str, Any], path: Path | str) -> Path:
     left.set_xlim(0, max(6.5, highest + 0.5))
     left.set_xlabel("entropy H of softmax(e) (nats)")
     left.set_ylabel("fraction of test sets")
-    left.legend(fontsize="small", loc="upper left")
-    twin.legend(fontsize="small", loc="upper right")
     right.set_xlabel("β applied by adaptive θ")
     right.set_ylabel("fraction of test sets")
-    right.legend(fontsize="small")
+    # The sizes have the same colours in both panels: one legend below them, which
+    # covers no histogram (inside, every corner holds one at some size).
+    _legend_below(fig, left, twin, columns=len(picks) + 2)
     fig.suptitle("Adaptive temperature on the softmax heads: entropies and the β they get")
     return _save(fig, path)
 

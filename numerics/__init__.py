@@ -19,28 +19,25 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from softmax_dispersion.numerics._backends import flint_available
-from softmax_dispersion.numerics.evaluate import (
-    DEFAULT_MAX_PRECISION,
-    Enclosure,
-    Evaluation,
-    PrecisionError,
-    RunValue,
-    certified_entropy,
-    certified_logsumexp,
-    certified_softmax,
-)
-from softmax_dispersion.numerics.rounding import (
-    FORMATS,
-    FloatFormat,
-    float_format,
-    round_dyadic,
-    round_enclosure,
-)
-from softmax_dispersion.numerics.sequence import LogitSequence
-
-# Loaded on first use: these pull in sympy and the theory layer.
+# Every name loads on first use, so that importing the package (or a light module of
+# it, such as the family registry that builds the command line's help) costs no numpy,
+# mpmath or sympy.
 _LAZY = {
+    "flint_available": "_backends",
+    "DEFAULT_MAX_PRECISION": "evaluate",
+    "Enclosure": "evaluate",
+    "Evaluation": "evaluate",
+    "PrecisionError": "evaluate",
+    "RunValue": "evaluate",
+    "certified_entropy": "evaluate",
+    "certified_logsumexp": "evaluate",
+    "certified_softmax": "evaluate",
+    "FORMATS": "rounding",
+    "FloatFormat": "rounding",
+    "float_format": "rounding",
+    "round_dyadic": "rounding",
+    "round_enclosure": "rounding",
+    "LogitSequence": "sequence",
     "FAMILIES": "families",
     "Family": "families",
     "dip": "families",
@@ -56,6 +53,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from softmax_dispersion.numerics._backends import flint_available
     from softmax_dispersion.numerics.checks import (
         adaptive_on_spike,
         check_dispersion,
@@ -63,9 +61,27 @@ if TYPE_CHECKING:
         length_scaling_regimes,
     )
     from softmax_dispersion.numerics.dense import DenseEvaluation, certified_softmax_dense
+    from softmax_dispersion.numerics.evaluate import (
+        DEFAULT_MAX_PRECISION,
+        Enclosure,
+        Evaluation,
+        PrecisionError,
+        RunValue,
+        certified_entropy,
+        certified_logsumexp,
+        certified_softmax,
+    )
     from softmax_dispersion.numerics.families import FAMILIES, Family, dip, spike
     from softmax_dispersion.numerics.formulas import ball_value
+    from softmax_dispersion.numerics.rounding import (
+        FORMATS,
+        FloatFormat,
+        float_format,
+        round_dyadic,
+        round_enclosure,
+    )
     from softmax_dispersion.numerics.search import adversarial_search
+    from softmax_dispersion.numerics.sequence import LogitSequence
 
 
 def __getattr__(name: str) -> Any:

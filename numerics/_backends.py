@@ -15,9 +15,19 @@ from typing import Any, Protocol
 
 from softmax_dispersion.numerics.rounding import Dyadic
 
-__all__ = ["ArbBackend", "Backend", "MpmathBackend", "backend", "flint_available"]
+__all__ = [
+    "DEFAULT_MAX_PRECISION",
+    "ArbBackend",
+    "Backend",
+    "MpmathBackend",
+    "backend",
+    "flint_available",
+]
 
 Number = int | float | Fraction
+
+DEFAULT_MAX_PRECISION = 1 << 16
+"""The default cap on the working precision of either engine, in bits."""
 
 
 class Backend(Protocol):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-from softmax_dispersion.numerics._backends import Backend, backend
+from softmax_dispersion.numerics._backends import DEFAULT_MAX_PRECISION, Backend, backend
 from softmax_dispersion.numerics.rounding import (
     Dyadic,
     FloatFormat,
@@ -42,8 +42,6 @@ __all__ = [
     "certified_softmax",
 ]
 
-DEFAULT_MAX_PRECISION = 1 << 16
-"""The default cap on the working precision, in bits."""
 ZERO: Dyadic = (0, 0)
 Status = Literal["ok", "nan", "undefined"]
 

@@ -25,9 +25,7 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from softmax_dispersion.numerics.rounding import (
     FloatFormat,
@@ -35,8 +33,13 @@ from softmax_dispersion.numerics.rounding import (
     float_format,
     round_dyadic,
 )
-from softmax_dispersion.numerics.sequence import LogitSequence
-from softmax_dispersion.theory.formulas import exact_value
+
+# numpy, the sequences and the theory's exact reader load when a family is built, so that
+# the registry (the command line's --family help) is read without them.
+if TYPE_CHECKING:
+    import numpy as np
+
+    from softmax_dispersion.numerics.sequence import LogitSequence
 
 __all__ = [
     "DENSE_LIMIT",
@@ -75,6 +78,8 @@ NON_FINITE_KINDS: tuple[NonFiniteKind, ...] = ("plus_inf", "minus_inf_row", "nan
 
 
 def _length(n: object, minimum: int = 1, maximum: int | None = None) -> int:
+    import numpy as np
+
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise ValueError(f"n must be an integer >= {minimum}, got {n!r}")
     if n < minimum:
@@ -87,6 +92,8 @@ def _length(n: object, minimum: int = 1, maximum: int | None = None) -> int:
 
 
 def _spread(delta: object) -> Fraction:
+    from softmax_dispersion.theory.formulas import exact_value
+
     exact = exact_value("delta", delta)
     if exact < 0:
         raise ValueError(f"delta must be a number >= 0, got {delta}")
@@ -94,6 +101,8 @@ def _spread(delta: object) -> Fraction:
 
 
 def _float(name: str, value: object) -> float:
+    from softmax_dispersion.theory.formulas import exact_value
+
     number = float(exact_value(name, value))
     if not math.isfinite(number):
         raise ValueError(f"{name} must be a finite binary64 number, got {value!r}")
@@ -107,7 +116,7 @@ def _top(low: float, delta: Fraction) -> float:
     except OverflowError:
         high = math.inf
     if not math.isfinite(high):
-        raise ValueError(f"delta = {float(delta)} takes low + delta beyond the binary64 range")
+        raise ValueError("delta takes low + delta beyond the binary64 range (about 1.8e308)")
     if delta > 0 and high == low:
         raise ValueError(
             f"delta must exceed the binary64 spacing at low = {low}, got {float(delta)}"
@@ -125,6 +134,8 @@ def _format(dtype: str) -> FloatFormat:
 
 
 def _rng(seed: object) -> np.random.Generator:
+    import numpy as np
+
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
         raise ValueError(f"seed must be an integer or None, got {seed!r}")
     return np.random.default_rng(seed)
@@ -132,6 +143,8 @@ def _rng(seed: object) -> np.random.Generator:
 
 def _round_to(values: np.ndarray[Any, Any], fmt: FloatFormat) -> np.ndarray[Any, Any]:
     """Round binary64 values to ``fmt`` once, directly (stored back as binary64)."""
+    import numpy as np
+
     if fmt.name == "float64":
         return values.astype(np.float64)
     if fmt.name in ("float32", "float16"):  # IEEE conversions: round to nearest even
@@ -200,6 +213,8 @@ def spike(n: int, delta: object, low: object = 0.0) -> LogitSequence:
     >>> spike(1, 3, low=-1).runs
     ((2.0, 1),)
     """
+    from softmax_dispersion.numerics.sequence import LogitSequence
+
     n = _length(n)
     base = _float("low", low)
     high = _top(base, _spread(delta))
@@ -238,6 +253,8 @@ def dip(n: int, delta: object, low: object = 0.0) -> LogitSequence:
     >>> dip(5, 1).runs
     ((0.0, 1), (1.0, 4))
     """
+    from softmax_dispersion.numerics.sequence import LogitSequence
+
     n = _length(n)
     base = _float("low", low)
     high = _top(base, _spread(delta))
@@ -279,6 +296,10 @@ def two_level(n: int, k_high: int, delta: object, low: object = 0.0) -> LogitSeq
     ...
     ValueError: k_high must be an integer with 1 <= k_high <= n = 10, got 11
     """
+    import numpy as np
+
+    from softmax_dispersion.numerics.sequence import LogitSequence
+
     n = _length(n)
     if isinstance(k_high, bool) or not isinstance(k_high, (int, np.integer)):
         raise ValueError(f"k_high must be an integer with 1 <= k_high <= n = {n}, got {k_high!r}")
@@ -327,6 +348,10 @@ def near_ties(
     >>> [value for value, _ in row.runs], row.n
     ([1.0, 1.001953125], 1000)
     """
+    import numpy as np
+
+    from softmax_dispersion.numerics.sequence import LogitSequence
+
     n = _length(n)
     if isinstance(gap_ulps, bool) or not isinstance(gap_ulps, (int, np.integer)) or gap_ulps < 1:
         raise ValueError(f"gap_ulps must be an integer >= 1, got {gap_ulps!r}")
@@ -371,6 +396,10 @@ def geometric_ladder(n: int, ratio: object = 2.0) -> LogitSequence:
     >>> [round(v, 6) for v, _ in geometric_ladder(3, 2).runs]
     [-1.386294, -0.693147, 0.0]
     """
+    import numpy as np
+
+    from softmax_dispersion.numerics.sequence import LogitSequence
+
     n = _length(n, maximum=DENSE_LIMIT)
     r = _float("ratio", ratio)
     if r <= 0:
@@ -408,6 +437,8 @@ def huge_magnitude(n: int, scale: object = 1e300, seed: int | None = 0) -> Logit
     >>> row.maximum, row.minimum, row.n
     (1e+300, -1e+300, 5)
     """
+    from softmax_dispersion.numerics.sequence import LogitSequence
+
     n = _length(n, maximum=DENSE_LIMIT)
     size = _float("scale", scale)
     if size < 1:
@@ -460,6 +491,10 @@ def sentinel_floor(
     >>> row.maximum, row.minimum >= -5e4 - 8
     (-50000.0, True)
     """
+    import numpy as np
+
+    from softmax_dispersion.numerics.sequence import LogitSequence
+
     n = _length(n, maximum=DENSE_LIMIT)
     fmt = _format(dtype)
     requested = _float("floor", floor)
@@ -505,6 +540,10 @@ def tiny_gaps(n: int, dtype: str = "float32", start: object = 1.0) -> LogitSeque
     >>> [v for v, _ in tiny_gaps(3, dtype="float16").runs]
     [1.0, 1.0009765625, 1.001953125]
     """
+    import numpy as np
+
+    from softmax_dispersion.numerics.sequence import LogitSequence
+
     n = _length(n, maximum=DENSE_LIMIT)
     fmt = _format(dtype)
     first = _representable("start", _float("start", start), fmt)
@@ -516,6 +555,8 @@ def tiny_gaps(n: int, dtype: str = "float32", start: object = 1.0) -> LogitSeque
 
 def _consecutive(first: float, n: int, fmt: FloatFormat) -> np.ndarray[Any, Any]:
     """``n`` consecutive values of ``fmt`` upward from ``first`` (bit-pattern stepping)."""
+    import numpy as np
+
     if fmt.name == "bfloat16":  # the upper half of a float32 pattern
         bits, pattern = 16, int(np.float32(first).view(np.uint32)) >> 16
     else:
@@ -555,6 +596,8 @@ def long_uniform(n: int = 4096, value: object = 0.0) -> LogitSequence:
     >>> long_uniform(4096).runs
     ((0.0, 4096),)
     """
+    from softmax_dispersion.numerics.sequence import LogitSequence
+
     n = _length(n, minimum=LONG_UNIFORM_MIN)
     return LogitSequence.from_runs([(_float("value", value), n)])
 
@@ -589,6 +632,8 @@ def non_finite(kind: NonFiniteKind, n: int = 8) -> LogitSequence:
     >>> non_finite("nan", 3).has_nan
     True
     """
+    from softmax_dispersion.numerics.sequence import LogitSequence
+
     if kind not in NON_FINITE_KINDS:
         raise ValueError(f"kind must be one of {', '.join(NON_FINITE_KINDS)}, got {kind!r}")
     n = _length(n, minimum=2 if kind == "masked" else 1)
@@ -635,6 +680,8 @@ def off_block(
     >>> off_block(1238, seed=2).n
     1238
     """
+    from softmax_dispersion.numerics.sequence import LogitSequence
+
     n = _length(n, maximum=DENSE_LIMIT)
     fmt = _format(dtype)
     size = _float("scale", scale)

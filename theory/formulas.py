@@ -16,7 +16,15 @@ from typing import Any
 
 import sympy as sp
 
-__all__ = ["DOMAINS", "FORMULAS", "Formula", "exact_value", "formula", "parameter_value"]
+__all__ = [
+    "DOMAINS",
+    "FORMULAS",
+    "MAX_DIGITS",
+    "Formula",
+    "exact_value",
+    "formula",
+    "parameter_value",
+]
 
 DOMAINS: dict[str, tuple[str, Callable[[sp.Rational], bool]]] = {
     "n": ("an integer >= 1", lambda v: bool(v.is_integer and v >= 1)),
@@ -27,6 +35,12 @@ DOMAINS: dict[str, tuple[str, Callable[[sp.Rational], bool]]] = {
     "s": ("a number > 0", lambda v: bool(v > 0)),
 }
 """The admissible values of the named parameters, for checking user input."""
+
+MAX_DIGITS = 4300
+"""The most digits a number read from text may have in its numerator or denominator:
+Python's default limit for converting integers to text, so that every value read can be
+printed; an exponent is checked before the number is built (``1e99999999`` would take
+minutes to build)."""
 
 
 def exact_value(name: str, value: object) -> Fraction:
@@ -66,14 +80,27 @@ def exact_value(name: str, value: object) -> Fraction:
             raise ValueError(f"{name} must be a finite number, got {value}")
         exact = Fraction(as_float)
     else:
-        try:
-            exact = Fraction(str(value).strip().replace("_", ""))
-        except (ValueError, ZeroDivisionError):
-            raise ValueError(f"{name} must be a finite number, got {value!r}") from None
+        exact = _from_text(name, str(value).strip().replace("_", ""))
     if name in DOMAINS:
         expected, admissible = DOMAINS[name]
         if not admissible(sp.Rational(exact.numerator, exact.denominator)):
             raise ValueError(f"{name} must be {expected}, got {value}")
+    return exact
+
+
+def _from_text(name: str, text: str) -> Fraction:
+    """``text`` read exactly, refusing more than :data:`MAX_DIGITS` digits before building it."""
+    shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}… ({len(text)} characters)"
+    too_long = ValueError(f"{name} must have at most {MAX_DIGITS} digits, got {shown}")
+    exponent = text.lower().partition("e")[2].lstrip("+-")
+    if len(text) > 2 * MAX_DIGITS or (exponent.isdigit() and len(exponent) > 5):
+        raise too_long
+    try:
+        exact = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"{name} must be a finite number, got {shown}") from None
+    if max(abs(exact.numerator), exact.denominator) >= 10**MAX_DIGITS:
+        raise too_long
     return exact
 
 

@@ -17,7 +17,13 @@ from collections.abc import Sequence
 from importlib import import_module
 
 from softmax_dispersion._version import __version__
-from softmax_dispersion.cli._usage import EXIT_OK, EXIT_USAGE, UsageError
+from softmax_dispersion.cli._usage import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    CommandParser,
+    UsageError,
+)
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -29,7 +35,7 @@ COMMANDS = tuple(
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser, one subcommand per module of :data:`COMMANDS`."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="softmax-dispersion",
         description=(
             "Executable evidence that softmax disperses: with logits in [m, M] at a "
@@ -57,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # the reader went away (``| head``): not an error of ours
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
         return EXIT_OK

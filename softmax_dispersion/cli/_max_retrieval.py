@@ -37,7 +37,7 @@ def _names(values: list[str] | None) -> tuple[str, ...] | None:
 
 
 def _config(args: argparse.Namespace) -> Any:
-    empirical = empirical_layer()
+    # The options are read first: a malformed one is refused before torch loads.
     overrides: dict[str, Any] = {}
     names = _names(args.normalisers)
     if names is not None:
@@ -64,6 +64,7 @@ def _config(args: argparse.Namespace) -> Any:
         overrides["adversarial_sizes"] = tuple(
             read_sizes("--adversarial-sizes", args.adversarial_sizes)
         )
+    empirical = empirical_layer()
     try:
         return empirical.preset(args.preset, **overrides)
     except ValueError as error:
@@ -100,8 +101,10 @@ def print_summary(metrics: dict[str, Any], summary: dict[str, Any], out: Path) -
 
 def run(args: argparse.Namespace) -> int:
     """Train, certify, evaluate and report; exit 1 when a check fails."""
-    empirical = empirical_layer()
+    if args.resume and args.out is None:
+        raise UsageError("--resume needs --out: the folder of the run to finish")
     config = _config(args)
+    empirical = empirical_layer()
     out = args.out or _default_out()
     try:
         metrics = empirical.run_experiment(

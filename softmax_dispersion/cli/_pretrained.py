@@ -25,10 +25,20 @@ def pretrained_layer() -> Any:
     return pretrained
 
 
-def _config(args: argparse.Namespace, pretrained: Any) -> Any:
+def _check_arguments(args: argparse.Namespace) -> None:
+    """What can be refused before torch and the model load (seconds)."""
     for path in args.text or []:
         if not path.is_file():
             raise UsageError(f"--text: {path} is not a file")
+        if not path.read_bytes().strip():
+            raise UsageError(f"--text: {path} is empty")
+    if args.seed is not None and args.seed < 0:
+        raise UsageError(f"--seed must be >= 0, got {args.seed}")
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out: {args.out} exists and is not a folder")
+
+
+def _config(args: argparse.Namespace, pretrained: Any) -> Any:
     overrides: dict[str, Any] = {"text_files": tuple(args.text or ())}
     if args.sizes is not None:
         overrides["sizes"] = tuple(read_sizes("--sizes", args.sizes))
@@ -54,11 +64,10 @@ def print_summary(result: dict[str, Any], out: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Certify, measure and attack every head; exit 1 when a check fails."""
+    _check_arguments(args)
     pretrained = pretrained_layer()
     config = _config(args, pretrained)
     out = args.out or Path(f"pretrained-{time.strftime('%Y%m%d-%H%M%S')}")
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out: {out} exists and is not a folder")
     log = (lambda line: None) if args.json else (lambda line: print(line, file=sys.stderr))
     try:
         result = pretrained.run_probe(out, config, log=log)

@@ -8,16 +8,23 @@ are turned into the same form by :func:`usage_error`.
 
 from __future__ import annotations
 
+import argparse
+import math
 import os
 import re
+import sys
 from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
+from typing import NoReturn
 
 __all__ = [
     "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "MAX_SIZE_DIGITS",
+    "CommandParser",
     "UsageError",
     "read_names",
     "read_parameter",
@@ -30,15 +37,32 @@ __all__ = [
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 """Exit status: all verified or passed, a check failed, bad usage or input."""
+EXIT_INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT), as shells report it."""
 
-MAX_SIZE_DIGITS = 100_000
-"""Sizes up to 10**100000: the run-length engine handles them; beyond, refuse politely."""
+MAX_SIZE_DIGITS = 4300
+"""Sizes have at most 4300 digits (below 10**4300): every size is printed exactly, in the
+tables and in JSON, and Python converts integers of at most 4300 digits to text (its
+default ``sys.get_int_max_str_digits()``); beyond, refuse politely, before any work."""
 
-_POWER = re.compile(r"^\s*(\d+)\s*(?:\*\*|\^)\s*(\d+)\s*$")
+_POWER = re.compile(r"^(\d+)(?:\*\*|\^)(\d+)$")
+_DECIMAL = re.compile(r"^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:e([+-]?\d+))?$")
 
 
 class UsageError(Exception):
     """Bad input from the user: reported in one line, exit status 2."""
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, like every other usage error.
+
+    argparse prints the whole usage block before its message; here the message names
+    the argument and points to ``--help`` instead.  Subcommands' parsers inherit it.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
 
 
 def read_size(option: str, text: str) -> int:
@@ -48,7 +72,7 @@ def read_size(option: str, text: str) -> int:
     ------
     UsageError
         When the text is not an integer >= 1 (``1.5``, ``1e-3``, ``0``, ``abc``) or has
-        more than :data:`MAX_SIZE_DIGITS` digits.
+        more than :data:`MAX_SIZE_DIGITS` digits (``1e5000``, ``2^20000``).
 
     Examples
     --------
@@ -58,27 +82,65 @@ def read_size(option: str, text: str) -> int:
     Traceback (most recent call last):
     ...
     softmax_dispersion.cli._usage.UsageError: --n: '1.5' is not an integer
+    >>> read_size("--n", "10**4300")
+    Traceback (most recent call last):
+    ...
+    softmax_dispersion.cli._usage.UsageError: --n: '10**4300' is too large (at most 4300 digits)
     """
-    power = _POWER.match(text)
+    cleaned = re.sub(r"[\s_]", "", text).lower()
+    shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}… ({len(text)} characters)"
+    power, decimal = _POWER.match(cleaned), _DECIMAL.match(cleaned)
     if power:
-        base, exponent = int(power.group(1)), int(power.group(2))
-        if base > 1 and exponent * len(str(base)) > MAX_SIZE_DIGITS:
-            raise UsageError(f"{option}: {text!r} is too large (at most 10**{MAX_SIZE_DIGITS})")
-        value = Fraction(base**exponent)
+        value = _power(power.group(1), power.group(2))
+    elif decimal:
+        value = _decimal(*decimal.groups())
     else:
-        cleaned = text.strip().replace("_", "")
-        _, _, exponent_text = cleaned.lower().partition("e")
-        if exponent_text.lstrip("+-").isdigit() and int(exponent_text) > MAX_SIZE_DIGITS:
-            raise UsageError(f"{option}: {text!r} is too large (at most 10**{MAX_SIZE_DIGITS})")
-        try:
-            value = Fraction(cleaned)
-        except (ValueError, ZeroDivisionError):
-            raise UsageError(f"{option}: {text!r} is not a number") from None
-    if value.denominator != 1:
-        raise UsageError(f"{option}: {text!r} is not an integer")
+        value = "is not a number"
+    if isinstance(value, str):
+        raise UsageError(f"{option}: {shown} {value}")
     if value < 1:
-        raise UsageError(f"{option}: {text!r} is less than 1")
-    return int(value)
+        raise UsageError(f"{option}: {shown} is less than 1")
+    return value
+
+
+_TOO_LARGE = f"is too large (at most {MAX_SIZE_DIGITS} digits)"
+_NOT_INTEGER = "is not an integer"
+
+
+def _power(base_text: str, exponent_text: str) -> int | str:
+    """``base**exponent``, or what is wrong with it: more than :data:`MAX_SIZE_DIGITS`
+    digits is decided from the digits' count first, so that no huge power is computed."""
+    base_text, exponent_text = base_text.lstrip("0") or "0", exponent_text.lstrip("0") or "0"
+    if len(base_text) > MAX_SIZE_DIGITS:
+        return _TOO_LARGE
+    base = int(base_text)
+    if base < 2:
+        return base if exponent_text != "0" else 1
+    if len(exponent_text) > 6 or int(exponent_text) * math.log10(base) > MAX_SIZE_DIGITS + 1:
+        return _TOO_LARGE
+    value: int = base ** int(exponent_text)
+    return value if value < 10**MAX_SIZE_DIGITS else _TOO_LARGE
+
+
+def _decimal(sign: str, mantissa: str, exponent_text: str | None) -> int | str:
+    """A decimal ``[-]digits[.digits][e[-]digits]`` as an integer, or what is wrong with
+    it, decided from the digits before any large number is built."""
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    if not digits or sign == "-":
+        return 0  # zero or negative: less than 1
+    exponent_text = exponent_text or "0"
+    if len(exponent_text) > 12:  # astronomically large or small
+        return _NOT_INTEGER if exponent_text.startswith("-") else _TOO_LARGE
+    shift = int(exponent_text) - len(fraction)  # the value is int(digits) * 10**shift
+    if len(digits) + shift > MAX_SIZE_DIGITS:
+        return _TOO_LARGE
+    if shift < 0:
+        if len(digits) + shift <= 0 or digits[shift:].strip("0"):
+            return _NOT_INTEGER
+        digits, shift = digits[:shift], 0
+    value: int = int(digits) * 10**shift
+    return value
 
 
 def read_sizes(option: str, text: str) -> list[int]:
@@ -89,9 +151,11 @@ def read_sizes(option: str, text: str) -> list[int]:
     >>> read_sizes("--n", "16, 2^10")
     [16, 1024]
     """
-    items = [item for item in text.split(",") if item.strip()]
-    if not items:
+    items = text.split(",")
+    if not text.strip():
         raise UsageError(f"{option}: no size given")
+    if not all(item.strip() for item in items):
+        raise UsageError(f"{option}: an empty size between commas in {text!r}")
     return [read_size(option, item) for item in items]
 
 

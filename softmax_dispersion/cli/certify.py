@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 from dataclasses import dataclass, field
@@ -14,23 +15,26 @@ from softmax_dispersion.cli._usage import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
+    MAX_SIZE_DIGITS,
     UsageError,
     read_sizes,
     usage_error,
 )
-from softmax_dispersion.numerics.evaluate import DEFAULT_MAX_PRECISION, Enclosure, PrecisionError
-from softmax_dispersion.numerics.families import FAMILIES
+from softmax_dispersion.numerics._backends import DEFAULT_MAX_PRECISION
+from softmax_dispersion.numerics.families import FAMILIES, Family
 from softmax_dispersion.numerics.rounding import float_format, round_enclosure
-from softmax_dispersion.theory.formulas import exact_value
 
-if TYPE_CHECKING:  # the checks load the theory's claims: only when certify runs
+# The registry and the rounding are light; the engines and the checks (mpmath, numpy,
+# sympy) load when certify runs, so that building the parser for --help costs nothing.
+if TYPE_CHECKING:
     from softmax_dispersion.numerics.checks import (
         DispersionCheck,
         DispersionSizeCheck,
         LengthScalingReport,
     )
+    from softmax_dispersion.numerics.evaluate import Enclosure
 
-__all__ = ["CertifyReport", "add_parser", "certify", "run"]
+__all__ = ["CertifyReport", "add_parser", "certifiable_families", "certify", "run"]
 
 
 @dataclass
@@ -141,14 +145,16 @@ def certify(
         check_dispersion_size,
         length_scaling_regimes,
     )
+    from softmax_dispersion.theory.formulas import exact_value
 
+    certifiable = ", ".join(certifiable_families())
     if family not in FAMILIES:
-        raise ValueError(f"unknown family {family!r}; known families: {', '.join(FAMILIES)}")
+        raise ValueError(f"unknown family {family!r}; certifiable families: {certifiable}")
     chosen = FAMILIES[family]
     if not chosen.finite:
         raise ValueError(
             f"family {family!r} has non-finite logits, outside T1's assumptions; "
-            "finite families: " + ", ".join(name for name, f in FAMILIES.items() if f.finite)
+            f"certifiable families: {certifiable}"
         )
     float_format(format)
     exact_theta = exact_value("theta", theta)
@@ -167,6 +173,7 @@ def certify(
         report.sizes.append(SizeResult(check, rounded))
     spread = report.sizes[-1].check.spread if report.sizes else Fraction(0)
     if epsilon is not None:
+        _check_size_digits(exact_value("epsilon", epsilon), spread / exact_theta)
         report.dispersion_size = check_dispersion_size(
             epsilon, spread, exact_theta, engine=engine, max_precision=max_precision
         )
@@ -175,6 +182,23 @@ def certify(
             s, spread, sizes, engine=engine, max_precision=max_precision
         )
     return report
+
+
+def _check_size_digits(epsilon: Fraction, ratio: Fraction) -> None:
+    """Refuse an ``n*(ε)`` too long to print: ``log10 n* ≈ (δ/θ)/ln 10 + log10((1−ε)/ε)``.
+
+    Estimated from bit lengths (within a digit or two), so that nothing huge is built.
+    """
+    odds = (1 - epsilon) / epsilon
+    log10_odds = (odds.numerator.bit_length() - odds.denominator.bit_length()) * math.log10(2)
+    spread = float(min(ratio, Fraction(10**7)))
+    digits = spread / math.log(10) + log10_odds
+    if digits > MAX_SIZE_DIGITS - 2:
+        raise ValueError(
+            f"epsilon = {float(epsilon):g} at δ/θ = {spread:g} makes n*(ε) "
+            f"a number of about {digits:.0f} digits, more than the {MAX_SIZE_DIGITS} a size may "
+            "have (lower --delta or raise --theta or --eps)"
+        )
 
 
 def _short(enclosure: Enclosure, digits: int = 10) -> str:
@@ -240,12 +264,23 @@ def format_report(report: CertifyReport) -> str:
     return "\n".join(lines)
 
 
+def certifiable_families() -> dict[str, Family]:
+    """The families ``certify`` accepts: the registry's finite ones (T1's assumptions).
+
+    The help lists exactly these, and an unknown name is refused naming exactly these.
+
+    Examples
+    --------
+    >>> "spike" in certifiable_families(), "nan" in certifiable_families()
+    (True, False)
+    """
+    return {name: family for name, family in FAMILIES.items() if family.finite}
+
+
 def _family_help() -> str:
-    """Every finite family with its parameters and sizes, from the registry."""
+    """Every certifiable family with its parameters and sizes, from the registry."""
     lines = []
-    for name, family in FAMILIES.items():
-        if not family.finite:
-            continue
+    for name, family in certifiable_families().items():
         extra = [p for p in family.parameters if p not in ("n", "delta")]
         sizes = f"n >= {family.min_n}" if family.min_n > 1 else ""
         if family.max_n is not None:
@@ -358,6 +393,8 @@ def _family_parameters(items: list[str]) -> dict[str, object]:
 
 def run(args: argparse.Namespace) -> int:
     """Certify the family at each size; exit 1 on a violated bound."""
+    from softmax_dispersion.numerics.evaluate import PrecisionError
+
     sizes = read_sizes("--n", args.n)
     if args.max_precision < 64:
         raise UsageError(f"--max-precision must be at least 64 bits, got {args.max_precision}")

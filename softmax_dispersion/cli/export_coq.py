@@ -26,7 +26,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
             "(cd proofs && coqc -Q . SoftmaxDispersion Print_Assumptions.v)'."
         ),
     )
-    parser.add_argument("directory", type=Path, metavar="DIR", help="folder to write")
+    parser.add_argument(
+        "directory", type=Path, metavar="DIR", help="folder to write (new or empty)"
+    )
     return parser
 
 
@@ -36,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
     from softmax_dispersion.theory.coq_proofs import COQ_INSTALL, export_project, find_coqc
 
     folder = writable_folder("DIR", args.directory)
+    if folder.is_dir() and any(folder.iterdir()):
+        raise UsageError(f"DIR: {folder} is not empty; choose a new or empty folder")
     try:
         written = export_project(folder)
     except OSError as error:

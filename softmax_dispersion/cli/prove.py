@@ -84,6 +84,31 @@ def _assignments(items: list[str]) -> dict[str, object]:
     return values
 
 
+def _check_at_covers(claims: list[Any], at: dict[str, object]) -> None:
+    """Refuse ``--at`` values that give no formula of these claims all its parameters,
+    naming the parameters the nearest formula still needs."""
+    from softmax_dispersion.theory import FORMULAS
+    from softmax_dispersion.theory.formulas import DOMAINS
+
+    ids = ", ".join(claim.id for claim in claims)
+    formulas = [
+        (name, [str(a) for a in FORMULAS[name].args]) for claim in claims for name in claim.formulas
+    ]
+    formulas = [(name, args) for name, args in formulas if all(a in DOMAINS for a in args)]
+    if not formulas:
+        raise UsageError(
+            f"--at: no formula of {ids} takes only the parameters --at sets ({', '.join(DOMAINS)})"
+        )
+    missing = {name: [a for a in args if a not in at] for name, args in formulas}
+    if any(not needed for needed in missing.values()):
+        return
+    nearest, args = min(formulas, key=lambda formula: len(missing[formula[0]]))
+    raise UsageError(
+        f"--at: {', '.join(missing[nearest])} missing: no formula of {ids} has all its "
+        f"parameters (nearest: {nearest}({', '.join(args)}))"
+    )
+
+
 def _instances(formula_names: Any, at: dict[str, object]) -> list[dict[str, str]]:
     """Each named formula evaluated exactly at ``at``, when ``at`` gives all its arguments."""
     import sympy as sp
@@ -119,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
     except KeyError as error:
         raise UsageError(error.args[0]) from None
     at = _assignments(args.at)
+    if at:
+        _check_at_covers(claims, at)
     if args.certificate is not None:
         writable_file("--certificate", args.certificate)
 
@@ -155,8 +182,6 @@ def run(args: argparse.Namespace) -> int:
         print(coq_table(results, run))
     else:
         print(summary_table(results))
-        if at and not any(r["instances"] for r in records):
-            print("note: --at gave no formula of these claims all of its parameters")
     if args.certificate is not None:
         try:
             certificate = build_certificate(results, cache)

@@ -41,8 +41,10 @@ def run(args: argparse.Namespace) -> int:
     path: Path = args.file
     if path.is_dir():
         raise UsageError(f"FILE: {path} is a folder, not a certificate")
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"FILE: {path} does not exist")
+    if not path.is_file():
+        raise UsageError(f"FILE: {path} is not a regular file; a certificate is a JSON file")
     try:
         report = recheck_file(path)
     except CertificateFormatError as error:

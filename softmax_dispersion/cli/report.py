@@ -39,10 +39,20 @@ def _metrics(run_dir: Path) -> dict[str, Any]:
             hint = f"; run folders inside it: {', '.join(runs)}"
         raise UsageError(f"RUN_DIR {run_dir} holds no metrics.json{hint}")
     try:
-        metrics: dict[str, Any] = json.loads(metrics_path.read_text())
+        metrics: Any = json.loads(metrics_path.read_text())
     except (OSError, json.JSONDecodeError) as error:
         raise UsageError(f"{metrics_path} is not readable JSON: {error}") from None
-    return metrics
+    missing = (
+        [key for key in ("config", "rows") if key not in metrics]
+        if isinstance(metrics, dict)
+        else ["a JSON object"]
+    )
+    if missing:
+        raise UsageError(
+            f"{metrics_path} is not a max-retrieval run's metrics (no {', '.join(missing)})"
+        )
+    checked: dict[str, Any] = metrics
+    return checked
 
 
 def _rerender_probe(args: argparse.Namespace) -> int:

@@ -8,7 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from softmax_dispersion.cli._usage import EXIT_FAILED, EXIT_OK, UsageError, read_names
+from softmax_dispersion.cli._usage import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    UsageError,
+    read_names,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -31,8 +37,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=Path,
         default=Path("softmax-dispersion-report"),
         metavar="DIR",
-        help="report folder (default: ./softmax-dispersion-report); must be empty, new, "
-        "or an earlier report",
+        help="report folder (default: ./softmax-dispersion-report): new, empty, or left by "
+        "an interrupted run, which resumes (finished sections kept, the experiment "
+        "continued from its checkpoints)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a finished report in --out (or start an interrupted one afresh)",
     )
     parser.add_argument(
         "--sections",
@@ -45,15 +57,37 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupted(out: Path) -> str:
+    """What an interrupted job kept in ``out``, and how to resume it."""
+    from softmax_dispersion.reproduce import finished_sections
+    from softmax_dispersion.reproduce.empirical import RUN_FOLDER
+
+    kept = finished_sections(out)
+    parts = [f"the finished sections ({', '.join(kept)})"] if kept else []
+    checkpoints = sorted((out / RUN_FOLDER / "checkpoints").glob("*.pt"))
+    if checkpoints:
+        parts.append(f"the experiment's {len(checkpoints)} trained checkpoints")
+    saved = f"{' and '.join(parts)} are kept in {out}; " if parts else ""
+    return f"interrupted: {saved}run the same command again to resume (add --force to start afresh)"
+
+
 def run(args: argparse.Namespace) -> int:
     """Run every section; exit 1 when one fails."""
     from softmax_dispersion.reproduce import SECTIONS, ReportFolderError, reproduce
 
-    chosen = read_names("--sections", args.sections, SECTIONS) or SECTIONS
+    chosen = read_names("--sections", args.sections, SECTIONS)
+    if args.sections is not None and not chosen:
+        raise UsageError(f"--sections: no section named; known: {', '.join(SECTIONS)}")
+    chosen = chosen or SECTIONS
     try:
-        report = reproduce(args.out, stream=sys.stdout, quiet=args.json, sections=chosen)
+        report = reproduce(
+            args.out, stream=sys.stdout, quiet=args.json, sections=chosen, force=args.force
+        )
     except ReportFolderError as error:
         raise UsageError(str(error)) from None
+    except KeyboardInterrupt:
+        print(_interrupted(args.out), file=sys.stderr)
+        return EXIT_INTERRUPTED
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     return EXIT_OK if report.passed else EXIT_FAILED

@@ -27,22 +27,40 @@ for every input and measured on text, synthetic and adversarial inputs, in
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from importlib import import_module
 from pathlib import Path
 from typing import Any, TextIO
 
-from softmax_dispersion.reproduce.section import Section
+from softmax_dispersion.reproduce.section import ReportFolderError, Section
 
-__all__ = ["SECTIONS", "Report", "ReportFolderError", "Section", "reproduce"]
+__all__ = [
+    "SECTIONS",
+    "Report",
+    "ReportFolderError",
+    "Section",
+    "finished_sections",
+    "reproduce",
+]
 
-REPORT_FILES = ("report.md", "report.json", "certificate.json")
-
-
-class ReportFolderError(ValueError):
-    """The output folder cannot take a report (not a folder, or holds other files)."""
+PROGRESS_FOLDER = "progress"
+"""Inside the report folder while the job runs: one JSON record per finished section, so
+that an interrupted job resumes where it stopped.  Removed once the report is written."""
+WRITTEN = (
+    "report.md",
+    "report.json",
+    "certificate.json",
+    PROGRESS_FOLDER,
+    "figures",
+    "coq",
+    "max-retrieval",
+    "pretrained",
+)
+"""Everything the main job writes into its folder: what ``force`` removes, nothing else."""
 
 
 @dataclass
@@ -76,21 +94,62 @@ class Report:
         }
 
 
-def _prepare(out: Path) -> None:
-    """Refuse a folder that holds anything but an earlier report."""
+def _prepare(out: Path, force: bool) -> None:
+    """Make ``out`` ready: new, empty, or an interrupted job's folder (resumed); a finished
+    report is replaced only with ``force``, and a folder of other files never is."""
     if out.exists() and not out.is_dir():
         raise ReportFolderError(f"--out {out} exists and is not a folder")
-    if out.is_dir():
-        entries = {entry.name for entry in out.iterdir()}
-        if entries and "report.json" not in entries:
-            raise ReportFolderError(
-                f"--out {out} is not empty and holds no earlier report; "
-                "choose a new or empty folder"
-            )
+    entries = {entry.name for entry in out.iterdir()} if out.is_dir() else set()
+    ours = (out / PROGRESS_FOLDER).is_dir() or "report.json" in entries
+    if entries and not ours:
+        raise ReportFolderError(
+            f"--out {out} is not empty and holds no earlier report; choose a new or empty folder"
+        )
+    if "report.json" in entries and not force:
+        raise ReportFolderError(
+            f"--out {out} holds a finished report; choose another --out, "
+            "or add --force to replace it"
+        )
+    if force:
+        for name in WRITTEN:
+            path = out / name
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        (out / PROGRESS_FOLDER).mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise ReportFolderError(f"--out {out} cannot be created: {error.strerror}") from None
+
+
+def finished_sections(out: Path) -> list[str]:
+    """The sections an interrupted job in ``out`` finished, in the main job's order.
+
+    Examples
+    --------
+    >>> finished_sections(Path("a-folder-no-job-has-used"))
+    []
+    """
+    return [name for name in SECTIONS if (out / PROGRESS_FOLDER / f"{name}.json").is_file()]
+
+
+def _kept(out: Path, name: str) -> Section | None:
+    """The record of section ``name`` finished by an interrupted job, if any."""
+    path = out / PROGRESS_FOLDER / f"{name}.json"
+    if not path.is_file():
+        return None
+    try:
+        return Section(**json.loads(path.read_text()))
+    except (json.JSONDecodeError, TypeError):  # cut short while written: run it again
+        return None
+
+
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` whole or not at all (an interrupt never leaves half a file)."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text)
+    os.replace(partial, path)
 
 
 SECTIONS = ("theory", "numerics", "oracle", "empirical", "pretrained")
@@ -104,20 +163,25 @@ def reproduce(
     stream: TextIO = sys.stdout,
     quiet: bool = False,
     sections: Sequence[str] = SECTIONS,
+    force: bool = False,
 ) -> Report:
     """Run every built layer, write the report into ``out`` and print a summary.
+
+    A job interrupted (Ctrl-C) resumes when run again on the same folder: the sections it
+    finished are kept, and the experiment continues from its checkpoints.
 
     Parameters
     ----------
     out
-        The report folder: new, empty, or holding an earlier report (whose files are
-        replaced).
+        The report folder: new, empty, or left by an interrupted job (resumed).
     stream
         Where the progress lines and the summary table go.
     quiet
         Print nothing (the caller prints JSON instead).
     sections
         The sections to run, among :data:`SECTIONS` (always in that order).
+    force
+        Replace a finished report (or start an interrupted one afresh).
 
     Returns
     -------
@@ -127,7 +191,8 @@ def reproduce(
     Raises
     ------
     ReportFolderError
-        When ``out`` is a file or holds files other than an earlier report.
+        When ``out`` is a file, holds files other than a report, or holds a finished
+        report and ``force`` is not given.
     ValueError
         When a name in ``sections`` is not one of :data:`SECTIONS`.
     """
@@ -135,18 +200,25 @@ def reproduce(
     if unknown:
         raise ValueError(f"unknown sections {unknown}; known: {', '.join(SECTIONS)}")
     out = Path(out)
-    _prepare(out)
+    _prepare(out, force)
     ran = []
     for name in (name for name in SECTIONS if name in sections):
-        if not quiet:
-            print(f"running {name} …", file=stream, flush=True)
-        section = import_module(f"softmax_dispersion.reproduce.{name}").section(out)
+        section = _kept(out, name)
+        if section is not None:
+            if not quiet:
+                print(f"{name}: finished before the interruption, kept", file=stream, flush=True)
+        else:
+            if not quiet:
+                print(f"running {name} …", file=stream, flush=True)
+            section = import_module(f"softmax_dispersion.reproduce.{name}").section(out)
+            _write(out / PROGRESS_FOLDER / f"{name}.json", json.dumps(asdict(section)) + "\n")
         ran.append(section)
         if not quiet and section.table:
             print(section.table, file=stream, flush=True)
     report = Report(out=out, sections=ran)
-    (out / "report.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n")
-    (out / "report.md").write_text(_markdown(report))
+    _write(out / "report.md", _markdown(report))
+    _write(out / "report.json", json.dumps(report.to_dict(), indent=2) + "\n")
+    shutil.rmtree(out / PROGRESS_FOLDER)
     if not quiet:
         print(_summary(report), file=stream)
     return report

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import shutil
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from softmax_dispersion.reproduce.section import Section
+from softmax_dispersion.reproduce.section import ReportFolderError, Section
 
 if TYPE_CHECKING:
     from softmax_dispersion.empirical import ExperimentConfig
@@ -42,22 +41,30 @@ def section(out: Path) -> Section:
         markdown = f"## Empirical: max retrieval\n\n{SKIP_NOTE}.\n"
         return Section("empirical", True, SKIP_NOTE, markdown, {"skipped": True}, skipped=True)
 
-    from softmax_dispersion.empirical import run_experiment, summarise
+    from softmax_dispersion.empirical import ExperimentError, run_experiment, summarise
     from softmax_dispersion.empirical.report import accuracy_table
 
     run_dir = out / RUN_FOLDER
-    if (run_dir / "config.json").is_file():  # an earlier report's run: start afresh
-        shutil.rmtree(run_dir)
     config = section_config()
-    # Minutes of training: progress bars for a terminal, and progress lines always, so
-    # that a run logged to a file is never silent for minutes.
-    metrics = run_experiment(
-        config,
-        run_dir,
-        preset="quick",
-        progress="bar" if sys.stderr.isatty() else "lines",
-        log=lambda line: print(line, file=sys.stderr, flush=True),
-    )
+    # A run folder here was left by an interrupted job (a finished job's report is
+    # replaced only with --force, which removes it first): finish it from its checkpoints.
+    resume = (run_dir / "config.json").is_file()
+    try:
+        # Minutes of training: progress bars for a terminal, and progress lines always, so
+        # that a run logged to a file is never silent for minutes.
+        metrics = run_experiment(
+            config,
+            run_dir,
+            preset="quick",
+            resume=resume,
+            progress="bar" if sys.stderr.isatty() else "lines",
+            log=lambda line: print(line, file=sys.stderr, flush=True),
+        )
+    except ExperimentError as error:
+        raise ReportFolderError(
+            f"the interrupted experiment in {run_dir} cannot be resumed ({error}); "
+            "add --force to start afresh"
+        ) from None
     summary = summarise(metrics)
     table = accuracy_table(summary, list(config.sizes))
     accuracy = summary["accuracy"]

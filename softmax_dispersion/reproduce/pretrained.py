@@ -49,7 +49,7 @@ def section(out: Path) -> Section:
     from softmax_dispersion.empirical.pretrained.report import summary_lines
 
     run_dir = out / RUN_FOLDER
-    if (run_dir / "heads.json").is_file():  # an earlier report's probe: start afresh
+    if run_dir.is_dir():  # an interrupted job's probe (it has no checkpoints): start afresh
         shutil.rmtree(run_dir)
     result = run_probe(
         run_dir, section_config(), log=lambda line: print(line, file=sys.stderr, flush=True)

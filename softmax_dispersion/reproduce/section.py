@@ -5,7 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Section"]
+__all__ = ["ReportFolderError", "Section"]
+
+
+class ReportFolderError(ValueError):
+    """The report folder cannot take this job: not a folder, other files, a finished
+    report, or an interrupted experiment that cannot be resumed."""
 
 
 @dataclass

@@ -4,26 +4,73 @@ installed, by Coq's kernel; a certificate, the exported Coq project, two figures
 from __future__ import annotations
 
 import json
+import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from softmax_dispersion.reproduce.section import Section
 
+HEARTBEAT_SECONDS = 20.0
+"""How often a long silent stage (Coq compiling) says it is still at work."""
+
+
+def _progress(line: str) -> None:
+    # Standard error, as the experiment's progress: standard output stays the report's.
+    print(line, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def _heartbeat(what: str, every: float = HEARTBEAT_SECONDS) -> Iterator[None]:
+    """Say every ``every`` seconds that ``what`` is still running, until the block ends."""
+    done = threading.Event()
+    start = time.perf_counter()
+
+    def beat() -> None:
+        while not done.wait(every):
+            _progress(f"  … {what} ({time.perf_counter() - start:.0f} s)")
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
 
 def section(out: Path) -> Section:
     """Check every claim (sympy/z3, and Coq where installed), write the certificate and
-    the Coq project (``coq/``), plot the exported formulas."""
-    from softmax_dispersion.theory import check
+    the Coq project (``coq/``), plot the exported formulas.
+
+    Each claim's verdict is reported as it is decided, and Coq's compilation says every
+    :data:`HEARTBEAT_SECONDS` that it is still at work (standard error), so that the
+    minutes this section takes are never silent.
+    """
+    from softmax_dispersion.theory import all_claims, check
     from softmax_dispersion.theory._report import coq_table, format_result, summary_table
     from softmax_dispersion.theory.certificate import build_certificate
-    from softmax_dispersion.theory.coq_proofs import export_project, kernel_run
+    from softmax_dispersion.theory.coq_proofs import export_project, find_coqc, kernel_run
 
     start = time.perf_counter()
-    results = check()
+    claims = all_claims()
+    results = []
+    for number, claim in enumerate(claims, 1):
+        # One claim at a time, for the progress line; a claim it cites (T1 by T4–T6,
+        # T8 by T9) is checked again, under a second.
+        (result,) = check(claim.id)
+        results.append(result)
+        verdict = "verified" if result.verified else "NOT VERIFIED"
+        _progress(f"  {claim.id} {verdict} ({result.seconds:.1f} s; {number}/{len(claims)})")
     certificate = build_certificate(results)
     (out / "certificate.json").write_text(json.dumps(certificate, indent=2) + "\n")
     export_project(out / "coq")
-    coq = kernel_run([r.claim.id for r in results])
+    if find_coqc() is not None:
+        _progress("  compiling the Coq proofs and asking Coq what each theorem rests on …")
+    with _heartbeat("Coq still compiling"):
+        coq = kernel_run([r.claim.id for r in results])
     coq_failed = [v.claim_id for v in coq.verdicts if v.status == "failed"]
     figures = _theory_figures(out / "figures")
     verified = sum(r.verified for r in results)
@@ -90,7 +137,9 @@ def _theory_figures(folder: Path) -> list[str]:
         return []
     folder.mkdir(exist_ok=True)
     import numpy as np
+    import sympy as sp
 
+    from softmax_dispersion.theory import Formula
     from softmax_dispersion.theory.adaptive_temperature import (
         adaptive_constants,
         adaptive_inverse_temperature,
@@ -99,7 +148,7 @@ def _theory_figures(folder: Path) -> list[str]:
     from softmax_dispersion.theory.dispersion_size import dispersion_size
 
     sizes = np.logspace(0, 7, 400)
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
     for spread in (1.0, 3.0, 5.0, 10.0):
         line = ax.loglog(
             sizes, dispersion_upper.numpy(sizes, spread, 1.0), label=f"δ/θ = {spread:g}"
@@ -113,12 +162,21 @@ def _theory_figures(folder: Path) -> list[str]:
         n_star = float(dispersion_size.numpy(0.01, spread, 1.0))
         ax.plot([n_star], [0.01], "o", color=line[0].get_color())
     ax.axhline(0.01, color="grey", lw=0.8)
+
+    # The formulas in the title are the checked ones, typeset (matplotlib's mathtext)
+    # from their sympy expressions, with short fractions folded so exponents stay legible.
+    def tex(formula: Formula) -> str:
+        return str(sp.latex(formula.expr, fold_short_frac=True))
+
     ax.set(
         xlabel="n (number of logits)",
         ylabel="largest possible coefficient",
-        title="T1: c/(c+n−1) (solid), e^{δ/θ}/n (dotted); dots: n*(ε = 0.01)",
+        title=(
+            f"T1: ${tex(dispersion_upper)}$ (solid), T2: ${tex(paper_upper)}$ (dotted)\n"
+            f"dots: T4's size $n^* = {tex(dispersion_size)}$ at $\\epsilon = 0.01$"
+        ),
     )
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="lower left")  # the curves leave that corner empty
     fig.tight_layout()
     fig.savefig(folder / "dispersion_bound.png", dpi=120)
     plt.close(fig)

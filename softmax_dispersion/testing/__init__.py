@@ -1,6 +1,6 @@
 """The oracle: certified references, assertions and a property battery for softmax code.
 
-Three layers (DESIGN.md §5):
+Three layers (the Oracle page of the docs, docs/oracle.md, describes each):
 
 1. :func:`reference_softmax`: the certified, correctly rounded softmax or log-softmax of
    a numpy, torch or jax array (masked or not), with float64 enclosures.

@@ -65,7 +65,7 @@ def test_at_evaluates_formulas_exactly(capsys: pytest.CaptureFixture[str]) -> No
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["prove", "T99"], "unknown claim id 'T99'"),
+        (["prove", "T0"], "unknown claim id 'T0'"),  # ids count from T1
         (["prove", "T4", "--at", "theta=0"], "theta must be a number > 0, got 0"),
         (["prove", "T4", "--at", "theta=-1"], "theta must be a number > 0"),
         (["prove", "T1", "--at", "n=0"], "n must be an integer >= 1"),

@@ -72,7 +72,10 @@ def test_reproduce_writes_the_report(
     assert main(["reproduce", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "everything verified" in printed and f"{claims}/{claims} claims verified" in printed
-    assert "18/18 sweep checks hold" in printed
+    from softmax_dispersion.reproduce.numerics import SWEEP_FAMILIES, SWEEP_SIZES
+
+    checks = len(SWEEP_FAMILIES) * len(SWEEP_SIZES)
+    assert f"{checks}/{checks} sweep checks hold" in printed
     report = json.loads((out / "report.json").read_text())
     assert report["passed"] is True
     names = ["theory", "numerics", "oracle", "empirical", "pretrained"]
@@ -110,8 +113,10 @@ def test_reproduce_writes_the_report(
     for figure in theory["figures"]:
         assert (out / "figures" / figure).stat().st_size > 1000
 
-    # running again over an earlier report replaces it
-    assert main(["reproduce", "--out", str(out), "--json"]) == 0
+    # a finished report is replaced only with --force
+    assert main(["reproduce", "--out", str(out), "--json"]) == 2
+    assert "add --force" in capsys.readouterr().err
+    assert main(["reproduce", "--out", str(out), "--json", "--force"]) == 0
     assert json.loads(capsys.readouterr().out)["passed"] is True
 
 
@@ -146,3 +151,100 @@ def test_reproduce_runs_only_the_sections_asked_for(
     report = json.loads((out / "report.json").read_text())
     assert [s["name"] for s in report["sections"]] == ["numerics", "oracle"]
     assert not (out / "certificate.json").exists()  # the theory section writes it
+
+
+# The main job in a child process, with the experiment shrunk to seconds (two normalisers,
+# two seeds) and torch on one thread, so that two runs train bit-identical heads.
+SMALL_JOB = """
+import sys
+from softmax_dispersion.empirical import experiment, preset
+from softmax_dispersion.reproduce import empirical
+empirical.section_config = lambda: preset(
+    "quick", normalisers=("softmax", "ssmax"), steps=30, width=16, sizes=(16, 64), seeds=2,
+    test_sets=32, gap_sizes=(16, 64), gap_sets=2, adversarial_sizes=(16, 256),
+)
+experiment.choose_threads = lambda requested=None: 1
+from softmax_dispersion.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+TIMING_KEYS = {"seconds", "load_average", "threads", "ensemble_seconds", "seconds_per_seed"}
+"""What differs between two runs of the same job: wall and CPU times, the machine's load
+and the threads chosen from it (``steps_per_second`` too, and the times in the text)."""
+
+
+def _reproduce_in_a_child(out: Path, interrupt_after: str | None = None) -> tuple[int, str, str]:
+    """Run the small job; with ``interrupt_after``, send SIGINT once that line is logged.
+
+    Returns the exit status, standard output and standard error."""
+    import signal
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-c", SMALL_JOB, "reproduce", "--out", str(out)]
+    command += ["--sections", "numerics,empirical"]
+    printed = out.with_name(out.name + ".stdout")
+    lines = []
+    with (
+        printed.open("w") as stdout,
+        subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE, text=True) as child,
+    ):
+        assert child.stderr is not None
+        for line in child.stderr:
+            lines.append(line)
+            if interrupt_after is not None and interrupt_after in line:
+                child.send_signal(signal.SIGINT)
+                interrupt_after = None
+    return child.returncode, printed.read_text(), "".join(lines)
+
+
+def _deterministic(value: object) -> object:
+    """``value`` without what differs between two runs of the same job (its times)."""
+    if isinstance(value, dict):
+        return {
+            key: _deterministic(item)
+            for key, item in value.items()
+            if key not in TIMING_KEYS and "per_second" not in key
+        }
+    if isinstance(value, list):
+        return [_deterministic(item) for item in value]
+    return value
+
+
+def test_an_interrupted_reproduce_resumes_to_the_same_report(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    whole, resumed = tmp_path / "whole", tmp_path / "resumed"
+    status, _, err = _reproduce_in_a_child(whole)
+    assert status == 0, err
+
+    # Ctrl-C once the first heads are trained (their checkpoints are saved by then).
+    status, _, err = _reproduce_in_a_child(resumed, interrupt_after="softmax: 2 seeds trained")
+    assert status == 130, err
+    assert "interrupted: the finished sections (numerics) and the experiment's 2 trained" in err
+    assert "run the same command again to resume" in err
+    status, printed, err = _reproduce_in_a_child(resumed)
+    assert status == 0, err
+    assert "numerics: finished before the interruption, kept" in printed
+    assert "running numerics" not in printed
+    assert "softmax: loaded 2 checkpoint(s)" in err or "softmax: seeds [0, 1] already" in err
+    assert "ssmax: 2 seeds trained together" in err
+
+    reports = [json.loads((folder / "report.json").read_text()) for folder in (whole, resumed)]
+    for section_whole, section_resumed in zip(*(r["sections"] for r in reports), strict=True):
+        # the experiment's summary ends with its time; everything else must agree
+        assert (
+            section_whole["summary"].rsplit(",", 1)[0]
+            == (section_resumed["summary"].rsplit(",", 1)[0])
+        )
+        assert _deterministic(section_whole["data"]) == _deterministic(section_resumed["data"])
+        assert section_whole["figures"] == section_resumed["figures"]
+    metrics = [
+        json.loads((folder / "max-retrieval" / "metrics.json").read_text())
+        for folder in (whole, resumed)
+    ]
+    assert _deterministic(metrics[0]["rows"]) == _deterministic(metrics[1]["rows"])
+    certificates = [
+        json.loads((folder / "max-retrieval" / "certificates.json").read_text())
+        for folder in (whole, resumed)
+    ]
+    assert _deterministic(certificates[0]) == _deterministic(certificates[1])

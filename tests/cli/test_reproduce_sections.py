@@ -61,8 +61,30 @@ def test_a_skipped_pretrained_probe_is_shown_as_skipped(
 
 
 @pytest.mark.slow
-def test_the_theory_section_reports_one_time(tmp_path: Path) -> None:
+def test_the_theory_section_reports_one_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from softmax_dispersion.reproduce import theory
+    from softmax_dispersion.theory import all_claims
 
     section = theory.section(tmp_path)
     assert section.table.splitlines()[-1].endswith(f"in {section.seconds:.1f} s")
+    # each claim's verdict was shown as it was decided, not after minutes of silence
+    progress = capsys.readouterr().err
+    claims = all_claims()
+    for number, claim in enumerate(claims, 1):
+        assert f"  {claim.id} verified (" in progress
+        assert f"; {number}/{len(claims)})" in progress
+
+
+def test_a_long_stage_says_it_is_still_at_work(capsys: pytest.CaptureFixture[str]) -> None:
+    import time
+
+    from softmax_dispersion.reproduce import theory
+
+    with theory._heartbeat("Coq still compiling", every=0.05):
+        time.sleep(0.3)
+    beats = capsys.readouterr().err.splitlines()
+    assert len(beats) >= 2 and all(b.startswith("  … Coq still compiling (") for b in beats)
+    time.sleep(0.2)  # and it stops when the stage ends
+    assert capsys.readouterr().err == ""

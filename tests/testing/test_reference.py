@@ -20,25 +20,62 @@ def _exact(row: list[float], i: int, log: bool = False) -> mpmath.mpf:
         return value if log else mpmath.exp(value)
 
 
+def _correctly_rounded(value: mpmath.mpf, dtype: str) -> float:
+    """``value`` rounded once, to nearest with ties to even, to ``dtype`` (subnormals
+    included): an independent rounding, never through float64 first."""
+    if value == 0:
+        return 0.0
+    info = np.finfo(dtype)
+    bits = info.nmant + 1
+    with mpmath.workdps(60):
+        _, exponent = mpmath.frexp(value)  # |value| in [2**(exponent-1), 2**exponent)
+        quantum = mpmath.ldexp(1, max(int(exponent) - 1, info.minexp) - bits + 1)
+        scaled = value / quantum
+        below = mpmath.floor(scaled)
+        rest = scaled - below
+        up = rest > 0.5 or (rest == 0.5 and int(below) % 2 == 1)
+        return float((below + up) * quantum)
+
+
+def _misrounded(values: np.ndarray, row: list[float], dtype: str, log: bool) -> list[int]:
+    """The indices whose value is not the correctly rounded softmax (or log-softmax)."""
+    return [
+        i
+        for i in range(len(row))
+        if float(values[i]) != _correctly_rounded(_exact(row, i, log), dtype)
+    ]
+
+
+def _row(dtype: str) -> tuple[np.ndarray, list[float]]:
+    x = (np.random.default_rng(3).standard_normal(7) * 5).astype(dtype)
+    return x, [float(v) for v in x]
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 @pytest.mark.parametrize("log", [False, True])
 def test_values_are_correctly_rounded(dtype: str, log: bool) -> None:
-    rng = np.random.default_rng(3)
-    x = (rng.standard_normal(7) * 5).astype(dtype)
+    x, row = _row(dtype)
     ref = reference_softmax(x, log=log)
     assert isinstance(ref, Reference)
     assert ref.dtype == dtype and ref.values.dtype == np.float64 and ref.values.shape == (7,)
     assert ref.certified.all() and ref.precision >= 106
-    row = [float(v) for v in x]
+    assert _misrounded(ref.values, row, dtype, log) == []
     for i in range(7):
         exact = float(_exact(row, i, log))
-        tiny = float(np.finfo(dtype).smallest_subnormal)
-        assert np.isclose(ref.values[i], exact, rtol=2.0 ** -np.finfo(dtype).nmant, atol=tiny)
         assert ref.lower[i] <= float(_exact(row, i, log)) <= ref.upper[i] or np.isclose(
             ref.lower[i], exact, rtol=1e-15
         )
-    cast = ref.values.astype(dtype).astype(np.float64)
-    np.testing.assert_array_equal(cast, ref.values)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("log", [False, True])
+def test_a_value_one_ulp_off_is_caught(dtype: str, log: bool) -> None:
+    """The comparison above can fail: every value one ULP too high, or too low, is seen."""
+    x, row = _row(dtype)
+    values = reference_softmax(x, log=log).values.astype(dtype)
+    for direction in (np.inf, -np.inf):
+        wrong = np.nextafter(values, np.asarray(direction, dtype=dtype)).astype(np.float64)
+        assert _misrounded(wrong, row, dtype, log) == list(range(7))
 
 
 def test_axis_and_shape() -> None:

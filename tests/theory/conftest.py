@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-import pytest
 import sympy as sp
 
-from softmax_dispersion.theory import ClaimResult, check
 from softmax_dispersion.theory.kernel import Claim, Implied
 
 
@@ -20,9 +18,3 @@ def with_statement(claim: Claim, statement: sp.Basic) -> Claim:
         statement=statement,
         proof=lambda: [*steps, Implied(statement, "the altered statement")],
     )
-
-
-@pytest.fixture(scope="session")
-def all_results() -> dict[str, ClaimResult]:
-    """Every claim checked once per test session."""
-    return {result.claim.id: result for result in check()}

@@ -1,4 +1,4 @@
-"""Every claim verifies, within the time budget, and its false siblings are rejected."""
+"""Every claim verifies, and its false siblings are rejected."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 import sympy as sp
 
-from softmax_dispersion.theory import ClaimResult, all_claims, claim_by_id
+from softmax_dispersion.theory import all_claims, check, claim_by_id
 from softmax_dispersion.theory.adaptive_temperature import COEFFICIENTS, adaptive_claim
 from softmax_dispersion.theory.dispersion import T1, T2, T3, coefficient
 from softmax_dispersion.theory.dispersion_size import T4, T5
@@ -18,21 +18,28 @@ from softmax_dispersion.theory.symbols import H, M, c, delta, e_k, eps, m, n, s,
 from .conftest import with_statement
 
 
-def test_fifteen_claims_in_order() -> None:
-    assert [claim.id for claim in all_claims()] == [f"T{i}" for i in range(1, 16)]
+def test_the_claims_are_numbered_in_order() -> None:
+    ids = [claim.id for claim in all_claims()]
+    assert ids == [f"T{i}" for i in range(1, len(ids) + 1)]
+    assert len(ids) >= 13
 
 
-@pytest.mark.parametrize("claim_id", [f"T{i}" for i in range(1, 16)])
-def test_claim_verifies(all_results: dict[str, ClaimResult], claim_id: str) -> None:
-    result = all_results[claim_id]
+@pytest.mark.parametrize("claim_id", [claim.id for claim in all_claims()])
+def test_claim_verifies(claim_id: str) -> None:
+    # Each claim in a test of its own, so that xdist spreads them over its workers; the
+    # few cited claims (T1 by T4–T6, T8 by T9) are checked again, under a second.
+    (result,) = check(claim_id)
     failed = [(s.description, s.detail) for s in result.steps if not s.verified]
     assert result.verified, (result.problem, failed)
+    assert result.problem == ""
     assert all(step.method for step in result.steps)
+    assert result.steps[-1].statement == sp.sstr(result.claim.statement)
 
 
 def test_unknown_claim_id_names_the_known_ones() -> None:
-    with pytest.raises(KeyError, match="known claims: T1, T2"):
-        claim_by_id("T99")
+    with pytest.raises(KeyError, match="known claims: T1, T2") as refused:
+        claim_by_id("not-a-claim")  # no claim id can have this form
+    assert ", ".join(claim.id for claim in all_claims()) in str(refused.value)
 
 
 _spike_upper = c.subs(delta, M - m)

@@ -60,7 +60,10 @@ _RESULTS: dict[str, ClaimResult] = {}
 
 
 def checked(claim: Claim) -> ClaimResult:
-    """Check ``claim`` with a cache shared by this module (T12 is checked once)."""
+    """Check ``claim`` with the kernel's citation cache, shared by this module's false
+    siblings: each cites T12, which the kernel then checks once (5–15 s), not once per
+    sibling.  The kernel fills the cache itself and takes from it only results it issued
+    in this process for that very claim; no test puts anything into it."""
     if claim.id not in _RESULTS:
         _RESULTS[claim.id] = claim.check(_CACHE)
     return _RESULTS[claim.id]
@@ -71,15 +74,12 @@ def failures(result: ClaimResult) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------
-# T12 verifies, quickly, and proves exactly the exported bounds.
+# T12 proves exactly the exported bounds.
 
 
-def test_t12_verifies() -> None:
-    result = checked(T12)
-    assert result.verified is True, failures(result)
-    assert result.problem == ""
-    assert len(result.steps) >= 20
-    assert result.seconds < 30  # about 5 s on an idle core
+def test_t12_proves_in_many_steps() -> None:
+    # that it verifies is test_claims' (one test per claim)
+    assert len(T12.proof()) >= 20
 
 
 def test_t12_states_the_exported_bounds() -> None:

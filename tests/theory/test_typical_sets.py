@@ -42,10 +42,8 @@ from .conftest import with_statement
 _m = n - 1
 
 
-def test_t13_verifies() -> None:
-    result = T13.check()
-    failed = [(s.description, s.detail) for s in result.steps if not s.verified]
-    assert result.verified, (result.problem, failed)
+def test_t13_is_the_registered_claim() -> None:
+    # that it verifies is test_claims' (one test per claim)
     assert claim_by_id("T13") is T13
 
 
