@@ -206,10 +206,11 @@ def certify_tokens(
     -----
     A query input is refined by bounding its row directly over every key, with the
     split groups and then the coarse ones; where that bound is still above
-    ``(1 + tolerance)`` times the best spread found, it is evaluated exactly (:meth:`~.token_domain.KeySupport.exact`).  Soundness
-    rests on the enclosures of ``inv`` and of the parts, the support bounds over every
-    key, the triangle inequality and positive homogeneity of ``h``, the convexity of
-    ``g`` in ``inv``, and the exact evaluations.  Queries and keys range over every input
+    ``(1 + tolerance)`` times the best spread found, it is evaluated exactly
+    (:meth:`~.token_domain.KeySupport.exact`).  Soundness rests on the enclosures of
+    ``inv`` and of the parts, the support bounds over every key, the triangle inequality
+    and positive homogeneity of ``h``, the convexity of ``g`` in ``inv``, and the exact
+    evaluations.  Queries and keys range over every input
     independently: a row's keys and query come from one sequence, so this set of triples
     holds every row any sequence makes.
     """

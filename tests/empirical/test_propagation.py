@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 pytest.importorskip("torch")
 pytest.importorskip("flint")
 
-from softmax_dispersion.empirical.pretrained.certificate import HeadWeights  # noqa: E402
-from softmax_dispersion.empirical.pretrained.propagation import (  # noqa: E402
+from softmax_dispersion.empirical.pretrained.certificate import HeadWeights
+from softmax_dispersion.empirical.pretrained.propagation import (
     Box,
     _affine,
     _gelu,

@@ -15,18 +15,18 @@ from hypothesis import strategies as st
 
 pytest.importorskip("torch")
 
-from softmax_dispersion.empirical.pretrained.certificate import HeadWeights  # noqa: E402
-from softmax_dispersion.empirical.pretrained.enclosures import (  # noqa: E402
+from softmax_dispersion.empirical.pretrained.certificate import HeadWeights
+from softmax_dispersion.empirical.pretrained.enclosures import (
     Enclosure,
     down,
     matmul,
     up,
 )
-from softmax_dispersion.empirical.pretrained.token_certificate import (  # noqa: E402
+from softmax_dispersion.empirical.pretrained.token_certificate import (
     certify_tokens,
     realisable_triple,
 )
-from softmax_dispersion.empirical.pretrained.token_domain import (  # noqa: E402
+from softmax_dispersion.empirical.pretrained.token_domain import (
     EmbeddingDomain,
     EmbeddingTables,
     KeySupport,
