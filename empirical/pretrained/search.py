@@ -7,9 +7,10 @@ budget:
 1. **repeated tokens**: one token ``n`` times, for candidate tokens (the special tokens
    and the tokens whose embeddings are extreme in norm) at several lengths up to 512;
 2. **two tokens**: the best repeated tokens paired, half a sequence each;
-3. **gradient-guided swaps** (as in greedy coordinate gradient searches): for every head,
+3. **random starts**: random sequences at the gradient stage's length;
+4. **gradient-guided swaps** (as in greedy coordinate gradient searches): for every head,
    the gradient of its largest row spread with respect to the one-hot tokens of its best
-   sequence (through the embedding: ``(e_v − e_now)·∇``) ranks, per position, the
+   sequence of that length (through the embedding: ``(e_v − e_now)·∇``) ranks, per position, the
    ``top_k`` tokens whose swap raises the spread most to first order; ``swaps``
    single-token swaps drawn from those (positions in proportion to their best gain) are
    run through the model (all heads of a layer in one batch, each forward pass stopped at
@@ -34,6 +35,9 @@ from softmax_dispersion.empirical.pretrained.measure import sequence_spreads
 
 __all__ = ["SearchConfig", "SearchResult", "TokenSearch", "head_spreads"]
 
+_Pool = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""Sequences, their token types and their spreads ``[count, layers, heads]``."""
+
 
 @dataclass(frozen=True)
 class SearchConfig:
@@ -51,6 +55,9 @@ class SearchConfig:
     layers: tuple[int, ...] | None = None
     """The layers whose heads get gradient-guided swaps (all when None)."""
     gradient_length: int = 32
+    random_starts: int = 64
+    """Random sequences at the gradient stage's length: with the repeated tokens of that
+    length, the pool each head's swaps start from (its best sequence there)."""
     top_k: int = 16
     swaps: int = 12
     rounds: int = 40
@@ -233,24 +240,27 @@ class TokenSearch:
         for p in parameters:  # gradients flow to the inputs only
             p.requires_grad_(False)
         try:
-            self._repeated(result, deadline)
+            pool = self._repeated(result, deadline)
             if time.perf_counter() < deadline:
-                self._gradient(result, rng, deadline)
+                pool.append(self._random_starts(result, rng))
+                self._gradient(result, rng, deadline, pool)
         finally:
             for p, flag in zip(parameters, needed, strict=True):
                 p.requires_grad_(flag)
         result.seconds += time.perf_counter() - clock
         return result
 
-    def _repeated(self, result: SearchResult, deadline: float) -> None:
+    def _repeated(self, result: SearchResult, deadline: float) -> list[_Pool]:
         """Repeated tokens at the shortest length, then each head's best few at the longer
-        lengths; and pairs of each head's best tokens at the shortest."""
+        lengths; and pairs of each head's best tokens at the shortest.  Returns what ran at
+        the gradient stage's length."""
         tokens = np.array(self._candidate_tokens())
         lengths = sorted(self.config.repeat_lengths)
         spreads = None
+        pool: list[_Pool] = []
         for i, n in enumerate(lengths):
             if time.perf_counter() > deadline:
-                return
+                return pool
             if i > 0 and spreads is not None:
                 keep = max(1, self.config.pair_tokens >> i)
                 top = np.argsort(-spreads.reshape(len(tokens), -1), axis=0)[:keep]
@@ -260,8 +270,21 @@ class TokenSearch:
             spreads = self._evaluate(sequences, types)
             result.offer("repeated token", sequences, types, spreads)
             self.log(f"search: {len(tokens)} repeated tokens at n = {n}")
+            if n == self.config.gradient_length:
+                pool.append((sequences, types, spreads))
             if i == 0:
-                self._pairs(result, tokens, spreads, n, deadline)
+                pair = self._pairs(result, tokens, spreads, n, deadline)
+                if pair is not None and n == self.config.gradient_length:
+                    pool.append(pair)
+        return pool
+
+    def _random_starts(self, result: SearchResult, rng: np.random.Generator) -> _Pool:
+        n = self.config.gradient_length
+        sequences = rng.integers(0, self.vocabulary_size, size=(self.config.random_starts, n))
+        types = np.zeros_like(sequences)
+        spreads = self._evaluate(sequences, types)
+        result.offer("random start", sequences, types, spreads)
+        return sequences, types, spreads
 
     def _pairs(
         self,
@@ -270,7 +293,7 @@ class TokenSearch:
         spreads: np.ndarray,
         n: int,
         deadline: float,
-    ) -> None:
+    ) -> _Pool | None:
         """Pairs of each head's best repeated tokens, half a sequence each."""
         top = np.argsort(-spreads.reshape(len(tokens), -1), axis=0)[: self.config.pair_tokens]
         pairs = sorted(
@@ -278,34 +301,34 @@ class TokenSearch:
             - {(int(t), int(t)) for t in tokens}
         )
         if not pairs or time.perf_counter() > deadline:
-            return
+            return None
         half = n // 2
         sequences = np.array([[a] * half + [b] * (n - half) for a, b in pairs], dtype=np.int64)
         types = np.zeros_like(sequences)
-        result.offer("two tokens", sequences, types, self._evaluate(sequences, types))
+        spreads = self._evaluate(sequences, types)
+        result.offer("two tokens", sequences, types, spreads)
         self.log(f"search: {len(pairs)} two-token sequences at n = {n}")
+        return sequences, types, spreads
 
-    def _start(self, result: SearchResult, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
-        """A head's best sequence cut or tiled to the gradient stage's length, around its
-        best row."""
-        n = self.config.gradient_length
-        sequence, types = result.sequences[layer][head], result.token_types[layer][head]
-        if sequence.size == 0:
-            sequence, types = np.full(n, self.special[0]), np.zeros(n, np.int64)
-        if sequence.size >= n:
-            return sequence[:n].copy(), types[:n].copy()
-        reps = -(-n // sequence.size)
-        return np.tile(sequence, reps)[:n], np.tile(types, reps)[:n]
-
-    def _gradient(self, result: SearchResult, rng: np.random.Generator, deadline: float) -> None:
+    def _gradient(
+        self,
+        result: SearchResult,
+        rng: np.random.Generator,
+        deadline: float,
+        pool: list[_Pool],
+    ) -> None:
         config = self.config
         n = config.gradient_length
+        sequences = np.concatenate([p[0] for p in pool])
+        kinds = np.concatenate([p[1] for p in pool])
+        spreads = np.concatenate([p[2] for p in pool])
+        best = spreads.argmax(axis=0)  # [layers, heads]
         current = {
-            (layer, head): self._start(result, layer, head)
+            (layer, head): (sequences[best[layer, head]], kinds[best[layer, head]])
             for layer in range(self.layers)
             for head in range(self.heads)
         }
-        scores = {key: -np.inf for key in current}
+        scores = {key: float(spreads[best[key], key[0], key[1]]) for key in current}
         for _ in range(config.rounds):
             if time.perf_counter() > deadline:
                 break
