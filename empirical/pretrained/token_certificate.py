@@ -68,7 +68,7 @@ class TokenCertificate:
     inputs: int
     """The size of the set: tokens × positions × types."""
     bound_left: float
-    """The largest first-stage bound among the queries not evaluated exactly (scaled)."""
+    """The largest bound among the query inputs not refined (scaled; 0 when every input was)."""
     converged: bool
     """Whether the refinement stopped within the tolerance (not by its budget)."""
     seconds: float
@@ -172,6 +172,72 @@ def _first_stage(
     return _Candidates(merged[order], merged_inputs[order], rest)
 
 
+class _TokenTypeBounds:
+    """The second split's bound, ``g_{t,s}(inv) + inv·h(W'_p)``, per (token, type), lazily.
+
+    ``g_{t,s}`` is bounded at three points of the token's ``inv`` range (over positions)
+    and by its chord in between; ``h(W'_p)`` once for every position.
+    """
+
+    points = 3
+
+    def __init__(self, domain: EmbeddingDomain, parts: HeadParts, support: KeySupport) -> None:
+        self.domain, self.parts, self.support = domain, parts, support
+        self.position_spread = support.spread_upper(parts.query_position, "split")
+        self.chords: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+
+    def _compute(self, groups: list[tuple[int, int]]) -> None:
+        domain, parts = self.domain, self.parts
+        grids, rows_mid, rows_rad = [], [], []
+        offset = parts.query_offset
+        for t, s in groups:
+            low = float(domain.inv_lo[s, t].min())
+            high = float(domain.inv_hi[s, t].max())
+            grid = np.geomspace(low, high, self.points) if high > low else np.array([low] * 2)
+            grid[0], grid[-1] = low, high
+            base = parts.query_token[t : t + 1] + parts.query_type[s : s + 1]
+            for value in grid:
+                row = base.scaled(value) + offset
+                rows_mid.append(row.mid[0])
+                rows_rad.append(np.broadcast_to(row.rad, row.mid.shape)[0])
+            grids.append(grid)
+        values = self.support.spread_upper(
+            Enclosure(np.array(rows_mid), np.array(rows_rad)), "coarse"
+        ).reshape(len(groups), -1)
+        for (t, s), grid, g in zip(groups, grids, values, strict=True):
+            self.chords[(t, s)] = (grid, g)
+
+    def bound(self, inputs: np.ndarray) -> np.ndarray:
+        """Upper bounds of ``h`` (unscaled) at query inputs ``[m, 3]`` (type, token, position)."""
+        keys = [(int(t), int(s)) for s, t, _ in inputs]
+        missing = sorted(set(keys) - set(self.chords))
+        if missing:
+            self._compute(missing)
+        grids = np.array([self.chords[key][0] for key in keys])
+        values = np.array([self.chords[key][1] for key in keys])
+        kinds, tokens, positions = inputs[:, 0], inputs[:, 1], inputs[:, 2]
+        inv_lo = self.domain.inv_lo[kinds, tokens, positions].astype(np.float64)
+        inv_hi = self.domain.inv_hi[kinds, tokens, positions].astype(np.float64)
+        chord = np.maximum(_chord_rows(inv_lo, grids, values), _chord_rows(inv_hi, grids, values))
+        return np.asarray(up(chord + up(inv_hi * self.position_spread[positions])))
+
+
+def _chord_rows(x: np.ndarray, grids: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """:func:`_chord_upper` with a grid of its own per row (``grids``, ``values``: ``[m, G]``)."""
+    j = np.clip((grids <= x[:, None]).sum(axis=1) - 1, 0, grids.shape[1] - 2)[:, None]
+    left, right = np.take_along_axis(values, j, 1)[:, 0], np.take_along_axis(values, j + 1, 1)[:, 0]
+    g_left, g_right = (
+        np.take_along_axis(grids, j, 1)[:, 0],
+        np.take_along_axis(grids, j + 1, 1)[:, 0],
+    )
+    span = g_right - g_left
+    fraction = np.clip(np.where(span > 0, (x - g_left) / np.where(span > 0, span, 1.0), 0.0), 0, 1)
+    chord = np.maximum(
+        left + (right - left) * fraction, np.where(span > 0, -np.inf, np.maximum(left, right))
+    )
+    return np.asarray(up(chord + 16 * U64 * (np.abs(left) + np.abs(right))))
+
+
 def certify_tokens(
     domain: EmbeddingDomain,
     parts: HeadParts,
@@ -179,7 +245,8 @@ def certify_tokens(
     tolerance: float = 0.1,
     budget: int = 200_000,
     grid_points: int = 4,
-    batch: int = 256,
+    batch: int = 4096,
+    direct_batch: int = 256,
 ) -> TokenCertificate:
     """Certify an upper bound on the head's logit spread over every token input.
 
@@ -196,7 +263,9 @@ def certify_tokens(
     grid_points
         Points of the ``inv`` grid for the position part's chord.
     batch
-        Query inputs refined between two checks of the stopping rule.
+        Query inputs bounded by the second split between two checks of the stopping rule.
+    direct_batch
+        Query inputs bounded directly over every key at once.
 
     Returns
     -------
@@ -204,8 +273,11 @@ def certify_tokens(
 
     Notes
     -----
-    A query input is refined by bounding its row directly over every key, with the
-    split groups and then the coarse ones; where that bound is still above
+    A query input is refined first by the second split,
+    ``h(q) <= g_{t,s}(inv) + inv·h(W'_p)`` with ``g_{t,s}(i) = h(i·(U'_t + Y'_s) + q₀)``
+    convex in ``i`` (tight where positions matter little, as the first split is where
+    tokens do), then by bounding its row directly over every key, with the split groups
+    and then the coarse ones; where that bound is still above
     ``(1 + tolerance)`` times the best spread found, it is evaluated exactly
     (:meth:`~.token_domain.KeySupport.exact`).  Soundness rests on the enclosures of
     ``inv`` and of the parts, the support bounds over every key, the triangle inequality
@@ -233,21 +305,35 @@ def certify_tokens(
             found, best = spread, ((t, p, s), score.argmax, score.argmin)
         return float(up(score.upper - score.lower))
 
+    by_group = _TokenTypeBounds(domain, parts, support)
     while index < total and candidates.bounds[index] > (1 + tolerance) * max(found, 0.0):
         inputs = candidates.inputs[index : index + batch]
-        rows = parts.queries(domain, inputs[:, 1], inputs[:, 2], inputs[:, 0])
-        direct = support.spread_upper(rows, "split")
-        loose = np.flatnonzero(direct > (1 + tolerance) * max(found, 0.0))
-        if loose.size:
-            direct[loose] = np.minimum(direct[loose], support.spread_upper(rows[loose], "coarse"))
-        for i in np.argsort(-direct, kind="stable"):
-            bound = float(direct[i])
-            if bound > (1 + tolerance) * max(found, 0.0):
-                s, t, p = (int(v) for v in inputs[i])
-                bound = min(bound, evaluate(s, t, p, rows[i]))
-            refined_upper = max(refined_upper, bound)
-        evaluated += len(inputs)
         index += batch
+        evaluated += len(inputs)
+        # Second split, tight where positions matter little: h(q) <= g_ts(inv) + inv·h(W'_p).
+        bound = np.minimum(candidates.bounds[index - batch : index], by_group.bound(inputs))
+        target = (1 + tolerance) * max(found, 0.0)
+        settled = bound <= target
+        if np.any(settled):
+            refined_upper = max(refined_upper, float(bound[settled].max()))
+        inputs, bound = inputs[~settled], bound[~settled]
+        for start in range(0, len(inputs), direct_batch):
+            part = inputs[start : start + direct_batch]
+            rows = parts.queries(domain, part[:, 1], part[:, 2], part[:, 0])
+            direct = np.minimum(
+                bound[start : start + direct_batch], support.spread_upper(rows, "split")
+            )
+            loose = np.flatnonzero(direct > (1 + tolerance) * max(found, 0.0))
+            if loose.size:
+                direct[loose] = np.minimum(
+                    direct[loose], support.spread_upper(rows[loose], "coarse")
+                )
+            for i in np.argsort(-direct, kind="stable"):
+                value = float(direct[i])
+                if value > (1 + tolerance) * max(found, 0.0):
+                    s, t, p = (int(v) for v in part[i])
+                    value = min(value, evaluate(s, t, p, rows[i]))
+                refined_upper = max(refined_upper, value)
     left = float(candidates.bounds[index]) if index < total else candidates.rest
     left = max(left, candidates.rest)
     upper = max(refined_upper, left)
@@ -261,7 +347,7 @@ def certify_tokens(
         evaluated=evaluated,
         exact=exact,
         inputs=domain.size,
-        bound_left=float(up(left * scaling)),
+        bound_left=float(up(left * scaling)) if math.isfinite(left) else 0.0,
         converged=bool(upper <= (1 + tolerance) * found),
         seconds=time.perf_counter() - clock,
     )
