@@ -30,6 +30,7 @@ the best queries, to be run through the model.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
