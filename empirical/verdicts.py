@@ -21,7 +21,7 @@ was certified, worth keeping, but they could not have come out otherwise.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from softmax_dispersion.empirical.typical import PLANTED as _PLANTED
@@ -93,7 +93,13 @@ def _check(
     fails_on: str = "",
     power: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    check = {"name": name, "passed": passed, "detail": detail, "kind": kind, "fails_on": fails_on}
+    check: dict[str, Any] = {
+        "name": name,
+        "passed": passed,
+        "detail": detail,
+        "kind": kind,
+        "fails_on": fails_on,
+    }
     if power is not None:
         check["power"] = dict(power)
     return check
@@ -204,7 +210,7 @@ def dispersion_summary(metrics: Mapping[str, Any]) -> dict[str, list[dict[str, A
     return out
 
 
-def pooled_counts(rows: list[Mapping[str, Any]]) -> dict[str, Any]:
+def pooled_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """T13's counts (``t13_counts`` of metrics rows) summed over rows: sets, and sets
     outside per level for the law and each planted law."""
     total: dict[str, Any] = {"sets": 0}
@@ -392,12 +398,10 @@ def _power_text(power: Mapping[str, Mapping[str, float | None]]) -> str:
     for kind in ("I", "beta", "band"):
         if kind not in power:
             continue
-        sides = [
-            f"{100 * power[kind][side]:.0f}%"
-            if power[kind][side] is not None
-            else f">{100 * largest:.0f}%"
-            for side in ("below", "above")
-        ]
+        sides = []
+        for side in ("below", "above"):
+            value = power[kind][side]
+            sides.append(f"{100 * value:.0f}%" if value is not None else f">{100 * largest:.0f}%")
         parts.append(f"{names[kind]} off by ≥ {sides[0]} low / {sides[1]} high")
     return "; ".join(parts)
 

@@ -34,6 +34,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -69,7 +70,7 @@ def up(x: np.ndarray | float) -> np.ndarray:
     True
     """
     x = np.asarray(x, dtype=np.float64)
-    return x + np.abs(x) * _STEP + TINY
+    return np.asarray(x + np.abs(x) * _STEP + TINY)
 
 
 def down(x: np.ndarray | float) -> np.ndarray:
@@ -81,7 +82,7 @@ def down(x: np.ndarray | float) -> np.ndarray:
     True
     """
     x = np.asarray(x, dtype=np.float64)
-    return x - np.abs(x) * _STEP - TINY
+    return np.asarray(x - np.abs(x) * _STEP - TINY)
 
 
 def gamma(n: int, unit: float = U64) -> float:
@@ -128,9 +129,9 @@ class Enclosure:
         """An upper bound on the absolute value of every enclosed value."""
         return up(np.abs(self.mid) + self.rad)
 
-    def __getitem__(self, index: object) -> Enclosure:
+    def __getitem__(self, index: Any) -> Enclosure:
         rad = np.broadcast_to(self.rad, self.mid.shape)
-        return Enclosure(self.mid[index], rad[index])  # type: ignore[index]
+        return Enclosure(self.mid[index], rad[index])
 
     def __add__(self, other: Enclosure) -> Enclosure:
         mid = self.mid + other.mid

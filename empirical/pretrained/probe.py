@@ -292,7 +292,12 @@ def _run_triples(
     certificate's own (float64) evaluation of the triple, within the float32 allowance."""
     out: dict[int, dict[str, Any]] = {}
     for bound in bounds.heads:
-        if bound.layer != 0 or bound.sequence is None or bound.rows is None:
+        if (
+            bound.layer != 0
+            or bound.sequence is None
+            or bound.token_types is None
+            or bound.rows is None
+        ):
             continue
         ids = torch.as_tensor(bound.sequence[None, :])
         types = torch.as_tensor(bound.token_types[None, :])

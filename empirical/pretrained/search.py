@@ -337,11 +337,11 @@ class TokenSearch:
                     break
                 keys = [(layer, h) for h in range(self.heads)]
                 ids = torch.as_tensor(np.stack([current[k][0] for k in keys]))
-                kinds = torch.as_tensor(np.stack([current[k][1] for k in keys]))
+                token_types = torch.as_tensor(np.stack([current[k][1] for k in keys]))
                 embeds = self.embedding[ids].clone().requires_grad_(True)
-                logits = _truncated_logits(self.model, embeds, kinds, layer)[layer]
+                logits = _truncated_logits(self.model, embeds, token_types, layer)[layer]
                 objective = _spread(logits)[torch.arange(self.heads), torch.arange(self.heads)]
-                objective.sum().backward()
+                objective.sum().backward()  # type: ignore[no-untyped-call]
                 assert embeds.grad is not None
                 with torch.no_grad():
                     # First-order gain of putting token v at a position: (e_v − e_now)·∇.

@@ -87,7 +87,8 @@ class EmbeddingTables:
         """The LayerNorm output of one input, in float64 (an estimate, for checks)."""
         v = self.words[token] + self.positions[position] + self.types[kind]
         centred = v - v.mean()
-        return centred / np.sqrt((centred**2).mean() + self.eps) * self.gamma + self.beta
+        scale = np.sqrt((centred**2).mean() + self.eps)
+        return np.asarray(centred / scale * self.gamma + self.beta)
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,7 @@ class EmbeddingDomain:
     @property
     def size(self) -> int:
         """The number of inputs: tokens × positions × types."""
-        return self.tokens * self.position_count * self.type_count
+        return int(self.tokens * self.position_count * self.type_count)
 
     def _position_type_sums(self) -> Enclosure:
         """``B_p + C_s`` for every (s, p), as a ``[S·P, d]`` enclosure (row ``s·P + p``)."""
