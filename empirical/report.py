@@ -442,7 +442,7 @@ def _typical_section(summary: Mapping[str, Any], name: _Names) -> list[str]:
             for factor in ("0.9", "1.1"):
                 rows.append(
                     [
-                        f"{name(normaliser)}: law with {label} × {factor}: rejected",
+                        f"{name(normaliser)}: law with {label} × {factor}",
                         *(_planted_mark(by_size.get(n), kind, factor) for n in sizes),
                     ]
                 )
@@ -463,12 +463,30 @@ def _typical_section(summary: Mapping[str, Any], name: _Names) -> list[str]:
         "must not exceed what a one-sided binomial test allows for a rate of η, at family "
         f"level {T13_TEST_LEVEL:g} split over the levels ('allowed' is the η = {eta:g} "
         "count). The rows 'law with I × f' hold the same sets to a planted law whose I (or "
-        "β) is off by the factor f: ✗ where T13's test rejects it, the measure of the test's "
-        "power. b > 1 where a lower-priority item of another class out-scores the top item "
-        "(the logit map is not monotone across classes); the band uses the measured b.",
+        "β) is off by the factor f: 'caught' where T13's test rejects it at that size, the "
+        "measure of the test's power. b > 1 where a lower-priority item of another class "
+        "out-scores the top item (the logit map is not monotone across classes); the band "
+        "uses the measured b.",
         "",
         _table(["n", *(str(n) for n in sizes)], rows),
+        "",
+        *_power_lines(summary, name),
     ]
+
+
+def _power_lines(summary: Mapping[str, Any], name: _Names) -> list[str]:
+    """T13's power over every cell the run checks (typical and gap-controlled sets)."""
+    power = summary.get("t13_power") or {}
+    if not power:
+        return []
+    lines = [
+        "T13's power over every cell this run checks (the sizes above and the "
+        "gap-controlled lead × size cells below together: a wrong law fails the run when "
+        "any cell rejects it):",
+        "",
+    ]
+    lines += [f"- {name(normaliser)}: {entry['text']}." for normaliser, entry in power.items()]
+    return lines
 
 
 def _levels(by_size: Mapping[int, Mapping[str, Any]]) -> list[str]:
@@ -489,8 +507,7 @@ def _planted_mark(cell: Mapping[str, Any] | None, kind: str, factor: str) -> str
     counts = (cell or {}).get("counts") or {}
     if factor not in (counts.get(kind) or {}):
         return ""
-    test = t13_test({0: counts})
-    return _MARKS[not test["detected"][kind][factor]]
+    return "caught" if t13_test({0: counts})["detected"][kind][factor] else "missed"
 
 
 def _gap_section(summary: Mapping[str, Any], name: _Names) -> list[str]:

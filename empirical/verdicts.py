@@ -295,6 +295,28 @@ def t13_test(
     return {"within": not rejected, "rejected_at": rejected, "detected": detected, "power": power}
 
 
+def t13_power(
+    typical: Mapping[str, Mapping[int, Mapping[str, Any]]], gap_sets: Mapping[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """Per normaliser, T13's power over every cell the run checks (typical sizes and
+    gap-controlled lead × size cells together): a planted law fails the run when any
+    cell rejects it."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in sorted(set(typical) | set(gap_sets)):
+        cells: dict[Any, Mapping[str, Any]] = {}
+        for n, cell in (typical.get(name) or {}).items():
+            if cell.get("counts"):
+                cells[("typical", n)] = cell["counts"]
+        for lead, by_size in (gap_sets.get(name) or {}).items():
+            for n, cell in by_size.items():
+                if (cell.get("counts") or {}).get("law"):
+                    cells[("gap", lead, n)] = cell["counts"]
+        if cells:
+            test = t13_test(cells)
+            out[name] = {"power": test["power"], "text": _power_text(test["power"])}
+    return out
+
+
 def typical_summary(metrics: Mapping[str, Any], eta: float) -> dict[str, dict[int, dict[str, Any]]]:
     """Per normaliser and size: T13's fraction outside the band, and means over seeds.
 
@@ -391,7 +413,8 @@ def gap_set_summary(
 
 
 def _power_text(power: Mapping[str, Mapping[str, float | None]]) -> str:
-    """``I off by ≥ 10%/5%`` etc.: the smallest planted errors detected, below / above."""
+    """``I 10% low, 5% high; β …``: the smallest planted errors caught, per kind and side
+    (``none up to 25%`` where no planted error was)."""
     names = {"I": "I", "beta": "β", "band": "band edges"}
     largest = max(abs(f - 1) for f in _PLANTED)
     parts = []
@@ -399,11 +422,14 @@ def _power_text(power: Mapping[str, Mapping[str, float | None]]) -> str:
         if kind not in power:
             continue
         sides = []
-        for side in ("below", "above"):
+        for side, word in (("below", "low"), ("above", "high")):
             value = power[kind][side]
-            sides.append(f"{100 * value:.0f}%" if value is not None else f">{100 * largest:.0f}%")
-        parts.append(f"{names[kind]} off by ≥ {sides[0]} low / {sides[1]} high")
-    return "; ".join(parts)
+            amount = (
+                f"{100 * value:.0f}%" if value is not None else f"none up to {100 * largest:.0f}%"
+            )
+            sides.append(f"{amount} {word}")
+        parts.append(f"{names[kind]} {sides[0]}, {sides[1]}")
+    return "smallest error caught: " + "; ".join(parts)
 
 
 def result_checks(
@@ -512,7 +538,7 @@ def result_checks(
                 f"{worst_cell[1]['sets']} sets); binomial tests at family level "
                 f"{T13_TEST_LEVEL:g}"
                 + (f"; rejected at n = {', '.join(map(str, above))}" if above else "")
-                + (f". Power: detects {_power_text(test['power'])}" if test["power"] else ""),
+                + (f". Power, {_power_text(test['power'])}" if test["power"] else ""),
                 fails_on="scaled or flattened weights; a missing β; a law off as the power says",
                 power=test["power"],
             )
@@ -550,7 +576,7 @@ def result_checks(
                 not beyond,
                 f"{len(checked)} lead × size cells; largest fraction outside {largest:.3f}"
                 + (f"; rejected at {beyond}" if beyond else "")
-                + (f". Power: detects {_power_text(test['power'])}" if test["power"] else ""),
+                + (f". Power, {_power_text(test['power'])}" if test["power"] else ""),
                 fails_on="scaled or flattened weights; a missing β; a law off as the power says",
                 power=test["power"],
             )
