@@ -37,6 +37,7 @@ extensions = [
     "claim_pages",
     "coq_pages",
     "command_output",
+    "run_numbers",
     "formula_math",
     "matplotlib.sphinxext.plot_directive",
 ]

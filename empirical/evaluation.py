@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,7 @@ from softmax_dispersion.empirical.task import (
     max_retrieval_batch,
 )
 from softmax_dispersion.empirical.training import data_seed
-from softmax_dispersion.empirical.typical import TypicalSetLaw
+from softmax_dispersion.empirical.typical import PLANTED, TypicalSetLaw, levels
 
 __all__ = [
     "BETA_BINS",
@@ -153,12 +153,29 @@ def _typical_band(
     parts: dict[str, list[np.ndarray[Any, Any]]] = defaultdict(list)
     for member, (law, beta) in enumerate(zip(laws, betas, strict=True)):
         assert beta is not None
-        band = law.band(top_priority[member], labels[member], n=n, beta=beta, eta=eta, lead=lead)
-        parts["t13_outside"].append(band.outside(top_weight[member]))
+        t, c, w = top_priority[member], labels[member], top_weight[member]
+        band = law.band(t, c, n=n, beta=beta, eta=eta, lead=lead)
+        parts["t13_outside"].append(band.outside(w))
         parts["t13_mean_field"].append(band.mean_field)
         parts["t13_lower"].append(band.lower)
         parts["t13_upper"].append(band.upper)
         parts["t13_bound"].append(band.bound)
+        # The same sets held to T13 at larger levels (narrower bands), and to planted laws
+        # off by known factors: what the run could have detected.
+        for level in levels(eta):
+            lower, upper = band.edges(level)
+            parts[f"t13|law|1|{level}"].append((w < lower) | (w > upper))
+            for factor in PLANTED:
+                lower_f, upper_f = band.edges(level, mean_scale=factor)
+                parts[f"t13|I|{factor}|{level}"].append((w < lower_f) | (w > upper_f))
+                parts[f"t13|band|{factor}|{level}"].append(
+                    (w < lower * factor) | (w > upper * factor)
+                )
+        for factor in PLANTED:
+            planted = law.band(t, c, n=n, beta=beta * factor, eta=eta, lead=lead)
+            for level in levels(eta):
+                lower_f, upper_f = planted.edges(level)
+                parts[f"t13|beta|{factor}|{level}"].append((w < lower_f) | (w > upper_f))
     return {key: torch.from_numpy(np.stack(v)).double() for key, v in parts.items()}
 
 
@@ -224,6 +241,25 @@ def _heatmap_rows(weights: torch.Tensor, priority: torch.Tensor, sets: int) -> l
     return [[float(f"{v:.4g}") for v in row] for row in padded.tolist()]
 
 
+def typical_counts(parts: Mapping[str, torch.Tensor]) -> dict[str, Any]:
+    """The sets outside T13's band per level, for the law and for each planted law:
+    ``{"sets": k, "law": {level: count}, "I": {factor: {level: count}}, "beta": …,
+    "band": …}`` (levels and factors as strings)."""
+    out: dict[str, Any] = {}
+    for key, value in parts.items():
+        if not key.startswith("t13|"):
+            continue
+        _, kind, factor, level = key.split("|")
+        count = int(value.sum())
+        if kind == "law":
+            out.setdefault("law", {})[level] = count
+        else:
+            out.setdefault(kind, {}).setdefault(factor, {})[level] = count
+    if out:
+        out["sets"] = int(parts["t13_outside"].numel())
+    return out
+
+
 def _summarise(
     name: str, seed: int, n: int, parts: dict[str, torch.Tensor], s: float | None
 ) -> dict[str, Any]:
@@ -281,6 +317,7 @@ def _summarise(
             "t13_lower_mean": mean("t13_lower"),
             "t13_upper_mean": mean("t13_upper"),
             "t13_bound_max": float(parts["t13_bound"].max()),
+            "t13_counts": typical_counts(parts),
         }
     return row
 
@@ -486,6 +523,7 @@ def evaluate_gap_sets(
                         "t13_outside": float(per["t13_outside"].mean()),
                         "t13_mean_field_mean": float(per["t13_mean_field"].mean()),
                         "t13_sets": int(per["t13_outside"].numel()),
+                        "t13_counts": typical_counts(per),
                     }
                 rows.append(row)
     return rows

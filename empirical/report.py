@@ -21,7 +21,8 @@ from softmax_dispersion.empirical.statistics import (
     normaliser_info,
     summarise,
 )
-from softmax_dispersion.empirical.verdicts import T13_TEST_LEVEL
+from softmax_dispersion.empirical.typical import LEVELS
+from softmax_dispersion.empirical.verdicts import T13_TEST_LEVEL, t13_test
 
 __all__ = ["ROW_COLUMNS", "accuracy_table", "render_markdown", "write_report", "write_rows_csv"]
 
@@ -104,14 +105,18 @@ def _csv_cell(value: Any) -> Any:
 def write_rows_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> Path:
     """Write one CSV line per metrics row, columns as :data:`ROW_COLUMNS`.
 
-    NaN is written as ``nan`` and JSON null as an empty cell.
+    NaN is written as ``nan`` and JSON null as an empty cell; nested data (T13's counts
+    per level and planted law) stays in ``metrics.json``.
     """
-    extra = sorted({key for row in rows for key in row} - set(ROW_COLUMNS))
+    nested = {key for row in rows for key, value in row.items() if isinstance(value, Mapping)}
+    extra = sorted({key for row in rows for key in row} - set(ROW_COLUMNS) - nested)
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=[*ROW_COLUMNS, *extra], restval="")
         writer.writeheader()
         for row in rows:
-            writer.writerow({key: _csv_cell(value) for key, value in row.items()})
+            writer.writerow(
+                {key: _csv_cell(value) for key, value in row.items() if key not in nested}
+            )
     return path
 
 
@@ -204,10 +209,14 @@ def _checks_section(summary: Mapping[str, Any]) -> list[str]:
     lines = ["## Results: checks that could have failed", ""]
     if results:
         lines += [
-            "Each of these compares a prediction made before the measurement (from a head's "
-            "certified logit range, or T13 from its logit map) with what the trained model "
-            "does; each has a test that plants a bug in a trained head (scaled weights, a "
-            "missing β, a flattened head, a stale certificate) and sees it fail.",
+            "Each of these compares a prediction made before the measurement (a head's "
+            "certified logit range against the items found and sampled, or T13 from its "
+            "logit map alone) with what the trained model does, and its outcome is not "
+            "determined by the quantities compared; each has a test that plants a bug in a "
+            "trained head (scaled weights, a missing β, a flattened head, a stale "
+            "certificate, a wrong law) and sees it fail. T13's power: the smallest error in "
+            "the law — its I, its β, its band's edges — that these sets and sizes would have "
+            "detected, found by holding the same sets to planted laws off by 5–25%.",
             "",
             _table(
                 ["", "check", "detail", "fails on"],
@@ -221,11 +230,14 @@ def _checks_section(summary: Mapping[str, Any]) -> list[str]:
     lines += [
         "## Consistency checks",
         "",
-        "These hold for any correct softmax whatever the model learned (T1 and T10's floor "
-        "recomputed from each row's own logits; worst sets where T1's bound is 1 to float "
-        "precision; the run-length engine on the certificate's own sizes). A failure "
-        "would be a bug in the bound, the check or the normaliser; a pass says nothing "
-        "about dispersion.",
+        "These hold for any correct forward pass whatever the model learned: T1 and T10's "
+        "floor recomputed from each row's own logits; the worst sets, whose top weight any "
+        "correct softmax puts at T1's bound at the certified δ* (every ratio is at least "
+        "e^−(width of δ*'s enclosure)) and whose crossing below ½ the certificate fixes "
+        "(⌊1 + e^(lower δ*)⌋ + 1); the run-length engine on the certificate's own sizes. "
+        "They check that the forward pass computes what was certified; a failure would be "
+        "a bug in the bound, the check or the normaliser, and a pass says nothing about "
+        "dispersion.",
         "",
         _table(
             ["", "check", "detail"],
@@ -350,8 +362,7 @@ def _worst_section(summary: Mapping[str, Any], name: _Names) -> list[str]:
         if not w["power"]:
             lines.append(
                 f"{name(normaliser)}: T1's bound at δ* is within {1e-3:g} of 1 at every tested "
-                "size, so this check cannot fail there (a consistency check); the run-length "
-                "engine evaluates the worst set at n*(½) and n*(1/100) instead."
+                "size; the run-length engine evaluates the worst set at n*(½) and n*(1/100)."
             )
     dispersion = summary["dispersion"]
     if dispersion:
@@ -421,6 +432,20 @@ def _typical_section(summary: Mapping[str, Any], name: _Names) -> list[str]:
                 ),
             ]
         )
+        rows.append(
+            [
+                f"{name(normaliser)}: outside at η = " + ", ".join(_levels(by_size)),
+                *(_level_counts(by_size.get(n)) for n in sizes),
+            ]
+        )
+        for kind, label in (("I", "I"), ("beta", "β")):
+            for factor in ("0.9", "1.1"):
+                rows.append(
+                    [
+                        f"{name(normaliser)}: law with {label} × {factor}",
+                        *(_planted_mark(by_size.get(n), kind, factor) for n in sizes),
+                    ]
+                )
     eta = summary["eta"]
     return [
         "## Typical sets: T13's prediction",
@@ -430,15 +455,59 @@ def _typical_section(summary: Mapping[str, Any], name: _Names) -> list[str]:
         "I, a variance and a bound b that are integrals of the head's logit map alone "
         "(quadrature on 2^14 priorities per class; no test set is used). T13 puts the top "
         "weight, with probability ≥ 1 − η, in [1/(1 + (n−1)(I + r)), 1/(1 + (n−1)(I − r)₊)] "
-        f"with Bernstein's radius r at η = {eta:g}; the target is a rate outside the band "
-        "≤ η at every size: the count outside (over all seeds' sets) must not exceed what "
-        f"a one-sided binomial test at level {T13_TEST_LEVEL:g} allows for a rate of η (shown "
-        "as 'allowed'). b > 1 where a lower-priority item of another "
-        "class out-scores the top item (the logit map is not monotone across classes); the "
-        "band uses the measured b.",
+        f"with Bernstein's radius r at level η. T13 holds at every η in (0, 1); the run "
+        f"checks η = {eta:g} and the larger levels "
+        + ", ".join(f"{level:g}" for level in LEVELS if level > eta)
+        + " (narrower bands, which see smaller errors in a law). The target is a rate "
+        "outside each band ≤ its η at every size: the count outside (over all seeds' sets) "
+        "must not exceed what a one-sided binomial test allows for a rate of η, at family "
+        f"level {T13_TEST_LEVEL:g} split over the levels ('allowed' is the η = {eta:g} "
+        "count). The rows 'law with I × f' hold the same sets to a planted law whose I (or "
+        "β) is off by the factor f: 'caught' where T13's test rejects it at that size, the "
+        "measure of the test's power. b > 1 where a lower-priority item of another class "
+        "out-scores the top item (the logit map is not monotone across classes); the band "
+        "uses the measured b.",
         "",
         _table(["n", *(str(n) for n in sizes)], rows),
+        "",
+        *_power_lines(summary, name),
     ]
+
+
+def _power_lines(summary: Mapping[str, Any], name: _Names) -> list[str]:
+    """T13's power over every cell the run checks (typical and gap-controlled sets)."""
+    power = summary.get("t13_power") or {}
+    if not power:
+        return []
+    lines = [
+        "T13's power over every cell this run checks (the sizes above and the "
+        "gap-controlled lead × size cells below together: a wrong law fails the run when "
+        "any cell rejects it):",
+        "",
+    ]
+    lines += [f"- {name(normaliser)}: {entry['text']}." for normaliser, entry in power.items()]
+    return lines
+
+
+def _levels(by_size: Mapping[int, Mapping[str, Any]]) -> list[str]:
+    found = {
+        level
+        for cell in by_size.values()
+        for level in ((cell.get("counts") or {}).get("law") or {})
+    }
+    return sorted(found, key=float)
+
+
+def _level_counts(cell: Mapping[str, Any] | None) -> str:
+    law = ((cell or {}).get("counts") or {}).get("law") or {}
+    return " / ".join(str(law[level]) for level in sorted(law, key=float))
+
+
+def _planted_mark(cell: Mapping[str, Any] | None, kind: str, factor: str) -> str:
+    counts = (cell or {}).get("counts") or {}
+    if factor not in (counts.get(kind) or {}):
+        return ""
+    return "caught" if t13_test({0: counts})["detected"][kind][factor] else "missed"
 
 
 def _gap_section(summary: Mapping[str, Any], name: _Names) -> list[str]:

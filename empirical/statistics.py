@@ -439,6 +439,7 @@ def summarise(metrics: Mapping[str, Any]) -> dict[str, Any]:
     dispersion = verdicts.dispersion_summary(metrics)
     typical = verdicts.typical_summary(metrics, eta)
     gap_sets = verdicts.gap_set_summary(metrics)
+    power = verdicts.t13_power(typical, gap_sets)
     results = verdicts.result_checks(
         metrics,
         certificates=certificates,
@@ -469,6 +470,7 @@ def summarise(metrics: Mapping[str, Any]) -> dict[str, Any]:
         "dispersion": dispersion,
         "typical": typical,
         "gap_sets": gap_sets,
+        "t13_power": power,
         "escape": _per_size_means(
             index,
             length_scaled,

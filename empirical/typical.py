@@ -26,12 +26,31 @@ from softmax_dispersion.theory.typical_sets import (
     typical_mean_field,
 )
 
-__all__ = ["GRID", "Band", "TypicalSetLaw"]
+__all__ = ["GRID", "LEVELS", "PLANTED", "Band", "TypicalSetLaw", "levels"]
 
 GRID = 2**14
 """Priority intervals of the quadrature grid (the logit map is smooth in the priority)."""
 
 Array = npt.NDArray[np.float64]
+
+LEVELS: tuple[float, ...] = (0.25, 0.5, 0.75)
+"""Levels at which T13's band is checked besides the run's η: T13 holds at every level in
+(0, 1), and the narrower bands of the larger levels see smaller errors in a law."""
+
+PLANTED: tuple[float, ...] = (0.75, 0.8, 0.9, 0.95, 1.05, 1.1, 1.2, 1.25)
+"""Factors by which a planted law is off (its ``I``, its ``β`` or its band's edges), to
+measure which errors the run's sets and sizes would detect."""
+
+
+def levels(eta: float) -> tuple[float, ...]:
+    """The run's η and the larger :data:`LEVELS`, in increasing order.
+
+    Examples
+    --------
+    >>> levels(0.05)
+    (0.05, 0.25, 0.5, 0.75)
+    """
+    return tuple(sorted({eta, *(level for level in LEVELS if level > eta)}))
 
 
 @dataclass(frozen=True)
@@ -46,11 +65,33 @@ class Band:
     upper: Array
     bound: Array
     """``b``: the largest term (1 where no lower item's logit exceeds the top item's)."""
+    variance: Array
+    """The terms' variance ``max(J − I², 0)``."""
+    n: int
 
     def outside(self, top_weight: npt.ArrayLike) -> npt.NDArray[np.bool_]:
         """Which measured top weights fall outside their band."""
         weight = np.asarray(top_weight, dtype=np.float64)
         return (weight < self.lower) | (weight > self.upper)
+
+    def edges(self, eta: float, mean_scale: float = 1.0) -> tuple[Array, Array]:
+        """The band at level ``eta`` for a law whose ``I`` is ``mean_scale`` times this one's.
+
+        Examples
+        --------
+        >>> fn = LogitFunction.random(width=6, seed=0)
+        >>> band = TypicalSetLaw(fn, grid=2**10).band(np.array([0.9]), np.array([1]),
+        ...                                           n=256, beta=1.0, eta=0.05)
+        >>> wide, narrow = band.edges(0.05), band.edges(0.5)
+        >>> bool(wide[0][0] <= narrow[0][0] <= narrow[1][0] <= wide[1][0])
+        True
+        """
+        mean = self.mean * mean_scale
+        radius = bernstein_radius.numpy(self.n, self.variance, self.bound, eta)
+        return (
+            typical_band_lower.numpy(self.n, mean, radius),
+            typical_band_upper.numpy(self.n, mean, radius),
+        )
 
 
 class TypicalSetLaw:
@@ -77,6 +118,7 @@ class TypicalSetLaw:
         self.priority = np.linspace(0.0, 1.0, grid + 1)
         # e(p, c) on the grid: (grid + 1, classes), β-free.
         self.logits = fn(self.priority[:, None], np.arange(fn.classes)[None, :])
+        self._cumulative: dict[float, Array] = {}
 
     @cached_property
     def _top_so_far(self) -> Array:
@@ -92,6 +134,14 @@ class TypicalSetLaw:
         step = self.priority[1] - self.priority[0]
         pieces = np.log(step / 2) + np.logaddexp(density[:-1], density[1:])
         return np.concatenate([[-np.inf], np.logaddexp.accumulate(pieces)])
+
+    def _cumulative_at(self, scale: float) -> Array:
+        """``_log_cumulative(scale · e)``, kept for the few scales a run uses."""
+        if scale not in self._cumulative:
+            if len(self._cumulative) > 16:
+                self._cumulative.clear()
+            self._cumulative[scale] = self._log_cumulative(scale * self.logits)
+        return self._cumulative[scale]
 
     def _log_integral(self, table: Array, below: Array) -> Array:
         """``log`` of the cumulative integral at ``below``, interpolated on the grid."""
@@ -150,8 +200,8 @@ class TypicalSetLaw:
         c = np.asarray(top_class, dtype=np.int64).reshape(-1)
         upper_end = np.clip(t - lead, 0.0, 1.0)
         top_logit = beta * self.fn(t, c)
-        log_first = self._log_integral(self._log_cumulative(beta * self.logits), upper_end)
-        log_second = self._log_integral(self._log_cumulative(2 * beta * self.logits), upper_end)
+        log_first = self._log_integral(self._cumulative_at(beta), upper_end)
+        log_second = self._log_integral(self._cumulative_at(2 * beta), upper_end)
         with np.errstate(divide="ignore"):
             log_u = np.log(upper_end)
         mean = np.exp(log_first - log_u - top_logit)
@@ -168,4 +218,6 @@ class TypicalSetLaw:
             lower=typical_band_lower.numpy(n, mean, radius),
             upper=typical_band_upper.numpy(n, mean, radius),
             bound=bound,
+            variance=variance,
+            n=n,
         )

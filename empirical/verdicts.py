@@ -2,24 +2,29 @@
 
 Everything here reads the ``metrics.json`` data of a run folder (plain dicts, no torch).
 
-*Results* are checks whose outcome was not settled before the run: a certificate whose
-branch and bound could stay loose or be contradicted by samples; worst sets whose top
-weight could miss T1's bound at the certified spread; a measured dispersion size that
-could disagree with the certified one; typical sets that could fall outside T13's band.
-Each has a test in ``tests/empirical/`` that plants a bug in a trained head and sees it
-caught.  A check is shown as a result only where it has *power* at the tested sizes; the
-worst-set check of a head whose T1 bound is 1 to float precision at every tested size
-cannot fail and is listed with the consistency checks instead.
+*Results* are checks whose outcome is not determined by the quantities they compare: a
+certificate whose branch and bound could stay loose or be contradicted by samples;
+typical sets that could fall outside T13's band, a prediction made from the head's logit
+map alone.  Each has a test in ``tests/empirical/`` that plants a bug in a trained head
+and sees it caught, and T13's report states its *power*: the smallest error in the law
+(its ``I``, its ``β`` or its band's edges) that the run's sets and sizes would have
+detected, measured by holding the same sets to planted laws.
 
-*Consistency checks* hold for any correct softmax whatever the model learned: T1 and
-T10's floor recomputed from each row's own logits.
+*Consistency checks* hold for any correct forward pass whatever the model learned: T1
+and T10's floor recomputed from each row's own logits; and the worst sets, whose top
+weight equals T1's bound at the certified spread for any correct softmax (every ratio is
+at least ``e^−(width of δ*'s enclosure)``) and whose crossing below ½ is fixed by the
+certificate (``⌊1 + e^(lower δ*)⌋ + 1``): they check that the forward pass computes what
+was certified, worth keeping, but they could not have come out otherwise.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from softmax_dispersion.empirical.typical import PLANTED as _PLANTED
 
 __all__ = [
     "POWER_MARGIN",
@@ -29,7 +34,9 @@ __all__ = [
     "consistency_checks",
     "dispersion_summary",
     "gap_set_summary",
+    "pooled_counts",
     "result_checks",
+    "t13_test",
     "typical_summary",
     "worst_set_summary",
 ]
@@ -78,9 +85,24 @@ def _number(value: Any) -> float:
 
 
 def _check(
-    name: str, passed: bool | None, detail: str, *, kind: str = "result", fails_on: str = ""
+    name: str,
+    passed: bool | None,
+    detail: str,
+    *,
+    kind: str = "result",
+    fails_on: str = "",
+    power: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    return {"name": name, "passed": passed, "detail": detail, "kind": kind, "fails_on": fails_on}
+    check: dict[str, Any] = {
+        "name": name,
+        "passed": passed,
+        "detail": detail,
+        "kind": kind,
+        "fails_on": fails_on,
+    }
+    if power is not None:
+        check["power"] = dict(power)
+    return check
 
 
 def _seeds(by_seed: Mapping[str, Any]) -> list[tuple[int, Any]]:
@@ -188,11 +210,119 @@ def dispersion_summary(metrics: Mapping[str, Any]) -> dict[str, list[dict[str, A
     return out
 
 
+def pooled_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """T13's counts (``t13_counts`` of metrics rows) summed over rows: sets, and sets
+    outside per level for the law and each planted law."""
+    total: dict[str, Any] = {"sets": 0}
+    for row in rows:
+        counts = row.get("t13_counts") or {}
+        total["sets"] += int(counts.get("sets", 0))
+        for level, count in (counts.get("law") or {}).items():
+            total.setdefault("law", {})[level] = total.get("law", {}).get(level, 0) + count
+        for kind in ("I", "beta", "band"):
+            for factor, by_level in (counts.get(kind) or {}).items():
+                cell = total.setdefault(kind, {}).setdefault(factor, {})
+                for level, count in by_level.items():
+                    cell[level] = cell.get(level, 0) + count
+    return total
+
+
+def _rejects(sets: int, outside: Mapping[str, int], level: float) -> bool:
+    """Whether T13 is contradicted: at some level η the count outside exceeds what a
+    rate of η allows (one-sided binomial tests, Bonferroni over the levels)."""
+    per_level = level / max(len(outside), 1)
+    return any(
+        count > allowed_outside(sets, float(eta), per_level) for eta, count in outside.items()
+    )
+
+
+def t13_test(
+    by_size: Mapping[int, Mapping[str, Any]], level: float = T13_TEST_LEVEL
+) -> dict[str, Any]:
+    """T13's verdict over sizes from pooled counts, and its power against planted laws.
+
+    Parameters
+    ----------
+    by_size
+        Per size, :func:`pooled_counts` of its rows.
+    level
+        The family-wise test level (split over T13's levels η).
+
+    Returns
+    -------
+    dict
+        ``within``: no size contradicts T13; ``rejected_at``: the sizes that do;
+        ``detected``: per kind (``I``, ``beta``, ``band``) and factor, whether a law off by
+        that factor would have been rejected at some size; ``power``: per kind, the
+        smallest relative error detected below and above 1 (``None``: none of the
+        planted factors), e.g. ``{"I": {"below": 0.1, "above": 0.05}}``.
+
+    Examples
+    --------
+    >>> counts = {"sets": 100, "law": {"0.05": 1, "0.5": 2},
+    ...           "I": {"0.9": {"0.05": 3, "0.5": 80}, "1.1": {"0.05": 2, "0.5": 9}}}
+    >>> test = t13_test({4096: counts})
+    >>> test["within"], test["power"]["I"]
+    (True, {'below': 0.1, 'above': None})
+    """
+    rejected = [
+        n
+        for n, counts in sorted(by_size.items())
+        if counts.get("sets")
+        and counts.get("law")
+        and _rejects(counts["sets"], counts["law"], level)
+    ]
+    detected: dict[str, dict[str, bool]] = {}
+    for kind in ("I", "beta", "band"):
+        factors = sorted(
+            {f for counts in by_size.values() for f in (counts.get(kind) or {})}, key=float
+        )
+        for factor in factors:
+            detected.setdefault(kind, {})[factor] = any(
+                counts.get("sets")
+                and factor in (counts.get(kind) or {})
+                and _rejects(counts["sets"], counts[kind][factor], level)
+                for counts in by_size.values()
+            )
+    power: dict[str, dict[str, float | None]] = {}
+    for kind, by_factor in detected.items():
+        below = [1 - float(f) for f, hit in by_factor.items() if hit and float(f) < 1]
+        above = [float(f) - 1 for f, hit in by_factor.items() if hit and float(f) > 1]
+        power[kind] = {
+            "below": round(min(below), 6) if below else None,
+            "above": round(min(above), 6) if above else None,
+        }
+    return {"within": not rejected, "rejected_at": rejected, "detected": detected, "power": power}
+
+
+def t13_power(
+    typical: Mapping[str, Mapping[int, Mapping[str, Any]]], gap_sets: Mapping[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """Per normaliser, T13's power over every cell the run checks (typical sizes and
+    gap-controlled lead × size cells together): a planted law fails the run when any
+    cell rejects it."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in sorted(set(typical) | set(gap_sets)):
+        cells: dict[Any, Mapping[str, Any]] = {}
+        for n, cell in (typical.get(name) or {}).items():
+            if cell.get("counts"):
+                cells[("typical", n)] = cell["counts"]
+        for lead, by_size in (gap_sets.get(name) or {}).items():
+            for n, cell in by_size.items():
+                if (cell.get("counts") or {}).get("law"):
+                    cells[("gap", lead, n)] = cell["counts"]
+        if cells:
+            test = t13_test(cells)
+            out[name] = {"power": test["power"], "text": _power_text(test["power"])}
+    return out
+
+
 def typical_summary(metrics: Mapping[str, Any], eta: float) -> dict[str, dict[int, dict[str, Any]]]:
     """Per normaliser and size: T13's fraction outside the band, and means over seeds.
 
     The fraction is pooled over seeds (all sets checked at that size), so that it rests
     on every set rather than on a few; ``outside_max`` is the worst seed's, for reference.
+    ``counts`` pools T13's counts per level and planted law (:func:`pooled_counts`).
     """
     out: dict[str, dict[int, dict[str, Any]]] = {}
     for row in metrics.get("rows", []):
@@ -208,6 +338,7 @@ def typical_summary(metrics: Mapping[str, Any], eta: float) -> dict[str, dict[in
                 "upper": [],
                 "bound": [],
                 "sets": 0,
+                "rows": [],
             },
         )
         cell["outside"].append(_number(row["t13_outside"]))
@@ -219,10 +350,19 @@ def typical_summary(metrics: Mapping[str, Any], eta: float) -> dict[str, dict[in
         cell["upper"].append(_number(row["t13_upper_mean"]))
         cell["bound"].append(_number(row["t13_bound_max"]))
         cell["sets"] += int(row["t13_sets"])
+        cell["rows"].append(row)
     summary: dict[str, dict[int, dict[str, Any]]] = {}
     for name, by_size in out.items():
-        summary[name] = {
-            n: {
+        summary[name] = {}
+        for n, c in sorted(by_size.items()):
+            counts = pooled_counts(c["rows"])
+            law = counts.get("law") or {}
+            within = (
+                not _rejects(counts["sets"], law, T13_TEST_LEVEL)
+                if law
+                else round(c["outside_sets"]) <= allowed_outside(c["sets"], eta)
+            )
+            summary[name][n] = {
                 "outside": c["outside_sets"] / c["sets"],
                 "outside_max": max(c["outside"]),
                 "measured": sum(c["measured"]) / len(c["measured"]),
@@ -232,11 +372,10 @@ def typical_summary(metrics: Mapping[str, Any], eta: float) -> dict[str, dict[in
                 "bound_max": max(c["bound"]),
                 "sets": c["sets"],
                 "outside_sets": round(c["outside_sets"]),
-                "allowed": allowed_outside(c["sets"], eta),
-                "within": round(c["outside_sets"]) <= allowed_outside(c["sets"], eta),
+                "allowed": allowed_outside(c["sets"], eta, T13_TEST_LEVEL / max(len(law), 1)),
+                "within": within,
+                "counts": counts,
             }
-            for n, c in sorted(by_size.items())
-        }
     return summary
 
 
@@ -256,7 +395,9 @@ def gap_set_summary(
             out[name][lead] = {}
             for n, rows in sorted(by_size.items()):
                 checked = [r for r in rows if r.get("t13_sets")]
+                counts = pooled_counts(checked)
                 out[name][lead][n] = {
+                    "counts": counts,
                     "accuracy": sum(r["accuracy"] for r in rows) / len(rows),
                     "measured": sum(r["p_true_mean"] for r in rows) / len(rows),
                     "mean_field": _mean_of(r["t13_mean_field_mean"] for r in checked),
@@ -271,6 +412,26 @@ def gap_set_summary(
     return out
 
 
+def _power_text(power: Mapping[str, Mapping[str, float | None]]) -> str:
+    """``I 10% low, 5% high; β …``: the smallest planted errors caught, per kind and side
+    (``none up to 25%`` where no planted error was)."""
+    names = {"I": "I", "beta": "β", "band": "band edges"}
+    largest = max(abs(f - 1) for f in _PLANTED)
+    parts = []
+    for kind in ("I", "beta", "band"):
+        if kind not in power:
+            continue
+        sides = []
+        for side, word in (("below", "low"), ("above", "high")):
+            value = power[kind][side]
+            amount = (
+                f"{100 * value:.0f}%" if value is not None else f"none up to {100 * largest:.0f}%"
+            )
+            sides.append(f"{amount} {word}")
+        parts.append(f"{names[kind]} {sides[0]}, {sides[1]}")
+    return "smallest error caught: " + "; ".join(parts)
+
+
 def result_checks(
     metrics: Mapping[str, Any],
     *,
@@ -282,7 +443,12 @@ def result_checks(
     eta: float,
     ratio_target: float,
 ) -> list[dict[str, Any]]:
-    """The checks that could have failed, each passed (``True``), failed or not measured."""
+    """Every check, each passed (``True``), failed or not measured, with its kind.
+
+    ``kind`` is ``"result"`` for the checks that could have failed (certificates, T13 on
+    typical and gap-controlled sets, T13's with its power) and ``"consistency"`` for the
+    worst-set and crossing checks, which any correct softmax passes given the certificate.
+    """
     checks = []
     info = metrics.get("normaliser_info", {})
 
@@ -306,7 +472,6 @@ def result_checks(
         )
     for name, summary in worst.items():
         by_size = summary["by_size"]
-        power = summary["power"]
         exceeds = sum(c["exceeds"] for c in by_size.values())
         short = sum(c["short"] for c in by_size.values())
         beta_exceeds = sum(c["beta_exceeds"] for c in by_size.values())
@@ -317,37 +482,26 @@ def result_checks(
         )
         if beta_exceeds:
             detail += f", {beta_exceeds} with β above its proved bound"
-        passed = exceeds == 0 and short == 0 and beta_exceeds == 0
-        if power:
-            checks.append(
-                _check(
-                    f"{display(name)}: worst sets at T1's bound with the certified δ*",
-                    passed,
-                    detail + f" (has power at n = {', '.join(map(str, power))})",
-                    fails_on=(
-                        "weights sharper or flatter than softmax of the logits; a loose certificate"
-                    ),
-                )
+        checks.append(
+            _check(
+                f"{display(name)}: the forward pass agrees with its certificate on the worst "
+                "sets (top weight at T1's bound with the certified δ*)",
+                exceeds == 0 and short == 0 and beta_exceeds == 0,
+                detail,
+                kind="consistency",
             )
-        else:
-            checks.append(
-                _check(
-                    f"{display(name)}: worst sets under T1's bound with the certified δ*",
-                    passed,
-                    detail + "; T1's bound is within 1e-3 of 1 at every size: cannot fail here",
-                    kind="consistency",
-                )
-            )
+        )
     bounded = [n for n, summary in worst.items() if info.get(n, {}).get("logit_bound") is not None]
     for name in bounded:
         by_size = worst[name]["by_size"]
         ratio = min(c["ratio_min"] for c in by_size.values())
         checks.append(
             _check(
-                f"{display(name)}: worst-set top weight ≥ {ratio_target:g} × T1 bound at every n",
+                f"{display(name)}: the forward pass agrees with its certificate: worst-set top "
+                f"weight ≥ {ratio_target:g} × T1 bound at every n",
                 ratio >= ratio_target,
                 f"smallest ratio {ratio:.4f} over sizes {', '.join(map(str, by_size))}",
-                fails_on="a flattened head; a certificate far above the real spread",
+                kind="consistency",
             )
         )
     for name, lines in dispersion.items():
@@ -359,29 +513,34 @@ def result_checks(
         )
         checks.append(
             _check(
-                f"{display(name)}: measured size where the top weight falls below ½ = n*(½)",
+                f"{display(name)}: the forward pass agrees with its certificate: the size where "
+                "the worst set's top weight falls below ½ is n*(½)",
                 len(agree) == len(lines),
                 detail,
-                fails_on="weights at the wrong β; a wrong dispersion size",
+                kind="consistency",
             )
         )
     for name, by_size in typical.items():
         worst_cell = max(by_size.items(), key=lambda item: item[1]["outside"])
+        test = t13_test({n: cell["counts"] for n, cell in by_size.items() if cell.get("counts")})
         above = [n for n, cell in by_size.items() if not cell["within"]]
-        # Where the mean upper edge is below 1 the band also catches too-sharp weights;
-        # elsewhere it is one-sided (it still catches flattened ones).
-        two_sided = [n for n, cell in by_size.items() if cell["upper"] < 1 - POWER_MARGIN]
+        level_names = sorted(
+            {lv for cell in by_size.values() for lv in (cell.get("counts", {}).get("law") or {})},
+            key=float,
+        )
         checks.append(
             _check(
-                f"{display(name)}: typical sets inside T13's band (rate outside ≤ η = {eta:g})",
+                f"{display(name)}: typical sets inside T13's bands (rate outside ≤ η at "
+                f"η = {', '.join(level_names) or f'{eta:g}'})",
                 not above,
-                f"largest fraction outside {worst_cell[1]['outside']:.3f} "
+                f"largest fraction outside the η = {eta:g} band {worst_cell[1]['outside']:.3f} "
                 f"at n = {worst_cell[0]} ({worst_cell[1]['outside_sets']} of "
-                f"{worst_cell[1]['sets']} sets, at most {worst_cell[1]['allowed']} consistent "
-                f"with η at test level {T13_TEST_LEVEL:g}); band two-sided at "
-                + (f"n = {', '.join(map(str, two_sided))}" if two_sided else "no size")
-                + (f"; more than η allows at n = {', '.join(map(str, above))}" if above else ""),
-                fails_on="scaled or flattened weights; a missing β",
+                f"{worst_cell[1]['sets']} sets); binomial tests at family level "
+                f"{T13_TEST_LEVEL:g}"
+                + (f"; rejected at n = {', '.join(map(str, above))}" if above else "")
+                + (f". Power, {_power_text(test['power'])}" if test["power"] else ""),
+                fails_on="scaled or flattened weights; a missing β; a law off as the power says",
+                power=test["power"],
             )
         )
     for name, by_lead in gap_sets.items():
@@ -391,19 +550,35 @@ def result_checks(
         checked = [(lead, n, cell) for lead, n, cell in cells if cell["outside"] is not None]
         if not checked:
             continue
-        beyond = [
-            (lead, n)
+        by_cell = {
+            (lead, n): cell["counts"]
             for lead, n, cell in checked
-            if round(cell["outside"] * cell["sets"]) > allowed_outside(cell["sets"], eta)
-        ]
+            if cell.get("counts", {}).get("law")
+        }
+        if by_cell:
+            beyond = [
+                key
+                for key, counts in by_cell.items()
+                if _rejects(counts["sets"], counts["law"], T13_TEST_LEVEL)
+            ]
+            test = t13_test({i: counts for i, counts in enumerate(by_cell.values())})
+        else:
+            beyond = [
+                (lead, n)
+                for lead, n, cell in checked
+                if round(cell["outside"] * cell["sets"]) > allowed_outside(cell["sets"], eta)
+            ]
+            test = {"power": {}}
         largest = max(cell["outside"] for _, _, cell in checked)
         checks.append(
             _check(
-                f"{display(name)}: gap-controlled sets inside T13's band (rate outside ≤ η)",
+                f"{display(name)}: gap-controlled sets inside T13's bands (rate outside ≤ η)",
                 not beyond,
                 f"{len(checked)} lead × size cells; largest fraction outside {largest:.3f}"
-                + (f"; more than η allows at {beyond}" if beyond else ""),
-                fails_on="scaled or flattened weights; a missing β",
+                + (f"; rejected at {beyond}" if beyond else "")
+                + (f". Power, {_power_text(test['power'])}" if test["power"] else ""),
+                fails_on="scaled or flattened weights; a missing β; a law off as the power says",
+                power=test["power"],
             )
         )
     return checks

@@ -26,7 +26,9 @@ CAPTURE = "softmax_dispersion_capture"
 #: Called with (layer index, logits [batch, heads, n, n], weights [batch, heads, n, n]).
 Recorder = Callable[[int, torch.Tensor, torch.Tensor], None]
 
-_recorders: list[tuple[Recorder, dict[int, int]]] = []
+_recorders: list[tuple[Recorder, dict[int, int], bool]] = []
+"""The active recorders (innermost last), each with its layer map and whether it keeps
+the logits' autograd graph (for gradients) or detaches them."""
 
 
 def _capturing_kernel(
@@ -45,14 +47,17 @@ def _capturing_kernel(
         module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs
     )
     if _recorders:
-        recorder, layer_of = _recorders[-1]
+        recorder, layer_of, keep_graph = _recorders[-1]
         if scaling is None:
             scaling = query.size(-1) ** -0.5
         # The same operations, in the same order, as the eager kernel's softmax input.
         logits = torch.matmul(query, key.transpose(2, 3)) * scaling
         if attention_mask is not None:
             logits = logits + attention_mask
-        recorder(layer_of[id(module)], logits.detach(), weights.detach())
+        if keep_graph:
+            recorder(layer_of[id(module)], logits, weights)
+        else:
+            recorder(layer_of[id(module)], logits.detach(), weights.detach())
     return output, weights
 
 
@@ -83,7 +88,7 @@ def capture_logits(model: Any, recorder: Recorder) -> Iterator[None]:
     layer_of = {id(layer.attention.self): i for i, layer in enumerate(model.encoder.layer)}
     previous = model.config._attn_implementation
     model.set_attn_implementation(CAPTURE)
-    _recorders.append((recorder, layer_of))
+    _recorders.append((recorder, layer_of, False))
     try:
         yield
     finally:

@@ -161,25 +161,26 @@ def _heatmap(
 
 
 def n_star_figure(result: Mapping[str, Any], path: Path | str) -> Path:
-    """Layers × heads: the certified ``log10 n*(½)``, the size beyond which no input
-    whatsoever lets the head put half its weight on one position."""
+    """Layers × heads: ``log10 n*(½)`` from the certificate over tokens, the size beyond
+    which no input of tokens lets the head put half its weight on one position."""
     return _heatmap(
         result,
-        _grid(result, "log10_n_star_half"),
+        _grid(result, "token_log10_n_star_half"),
         path,
-        "certified log10 n*(½): every input disperses beyond this size",
+        "certified log10 n*(½) over tokens: every input disperses beyond this size",
         "log10 n*(½)",
         ".0f",
     )
 
 
 def tightness_figure(result: Mapping[str, Any], path: Path | str) -> Path:
-    """Layers × heads: the largest spread found on token inputs over the certified ``δ*``."""
+    """Layers × heads: the certificate over tokens divided by the largest spread found on
+    token sequences (the width of the bracket the two make)."""
     return _heatmap(
         result,
-        _grid(result, "tightness"),
+        _grid(result, "bracket_ratio"),
         path,
-        "largest spread found on tokens / certified δ*",
+        "certified over tokens / largest spread found on tokens",
         "ratio",
-        ".2f",
+        ".1f",
     )

@@ -106,13 +106,20 @@ def measure_batch(model: object, input_ids: torch.Tensor, into: RowMeasurements)
     into.t6_violations += violations[1]
 
 
-def sequence_spreads(model: object, input_ids: torch.Tensor) -> np.ndarray:
-    """Each sequence's largest row spread in every head, ``[batch, layers, heads]``."""
+def sequence_spreads(
+    model: object, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None
+) -> np.ndarray:
+    """Each sequence's largest row spread in every head, ``[batch, layers, heads]``
+    (token types 0 unless ``token_type_ids`` are given)."""
     per_layer: dict[int, np.ndarray] = {}
 
     def record(layer: int, logits: torch.Tensor, weights: torch.Tensor) -> None:
         per_layer[layer] = (logits.amax(-1) - logits.amin(-1)).amax(-1).double().numpy()
 
     with torch.no_grad(), capture_logits(model, record):
-        model(input_ids=input_ids, attention_mask=torch.ones_like(input_ids))  # type: ignore[operator]
+        model(  # type: ignore[operator]
+            input_ids=input_ids,
+            attention_mask=torch.ones_like(input_ids),
+            token_type_ids=token_type_ids,
+        )
     return np.stack([per_layer[i] for i in sorted(per_layer)], axis=1)

@@ -1,22 +1,27 @@
-"""The pretrained-heads probe: certify, measure and attack every head of all-MiniLM-L6-v2.
+"""The pretrained-heads probe: certify, measure and search every head of all-MiniLM-L6-v2.
 
 :func:`run_probe` does, in order:
 
 1. load the model offline (:mod:`~softmax_dispersion.empirical.pretrained.model`);
-2. certify every head's spread ``δ*`` and ``n*(½)`` over every possible input
+2. certify every head's spread ``δ*`` and ``n*(½)`` over every LayerNorm output
    (:mod:`~softmax_dispersion.empirical.pretrained.certificate`), and measure the
-   head on the witness LayerNorm outputs that nearly attain the certificate;
+   head on the witness LayerNorm outputs that nearly attain that certificate;
 3. check the capture: ``softmax`` of the captured logits against the weights of a
    separate eager forward pass with ``output_attentions``;
 4. measure every row of every head on real text and synthetic inputs at each size;
-5. run the adversarial token search;
-6. hold every measured, adversarial and witness spread to the certificate, and write
-   ``heads.json``, ``measurements.json``, ``report.md`` and ``figures/`` into the run
-   folder.
+5. certify every head over what tokens can reach
+   (:mod:`~softmax_dispersion.empirical.pretrained.token_bounds`): layer 0 by
+   enumeration of every token × position × token type, later layers by boxes; the best
+   triple of each layer-0 head is run through the model as a sequence of tokens;
+6. search token sequences for each head's largest spread
+   (:mod:`~softmax_dispersion.empirical.pretrained.search`);
+7. hold every spread found to the certificates and write ``heads.json``,
+   ``measurements.json``, ``report.md`` and ``figures/`` into the run folder.
 
-The run passes when no spread exceeds its head's certificate (beyond the float32
-allowance), the capture reproduces the model's weights, and no row breaks T1 or T6
-(those two are consistency checks).
+The run passes when no spread found on tokens exceeds its head's certificate over tokens
+(beyond the float32 allowance), the witness stays below the LayerNorm-set certificate,
+and the consistency checks hold: the capture reproduces the model's weights, the model
+computes the layer-0 triples as their certificate does, and no row breaks T1 or T6.
 """
 
 from __future__ import annotations
@@ -27,15 +32,17 @@ import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from softmax_dispersion.empirical.pretrained.capture import attention_logits
+from softmax_dispersion.empirical.pretrained.capture import attention_logits, capture_logits
 from softmax_dispersion.empirical.pretrained.certificate import (
     HeadCertificate,
+    _upper,
     certify_head,
     witness_spread,
 )
@@ -49,9 +56,19 @@ from softmax_dispersion.empirical.pretrained.inputs import (
 )
 from softmax_dispersion.empirical.pretrained.measure import RowMeasurements, measure_batch
 from softmax_dispersion.empirical.pretrained.model import MODEL_NAME, LoadedModel, load_minilm
-from softmax_dispersion.empirical.pretrained.search import adversarial_search
+from softmax_dispersion.empirical.pretrained.search import SearchConfig, TokenSearch
+from softmax_dispersion.empirical.pretrained.token_bounds import (
+    SETS,
+    HeadTokenBound,
+    TokenBounds,
+    token_certificates,
+)
+from softmax_dispersion.numerics._backends import backend
+from softmax_dispersion.numerics._dyadic import decimal_string
+from softmax_dispersion.numerics.formulas import ball_value
 from softmax_dispersion.numerics.operator_norm import single_threaded_blas
 from softmax_dispersion.theory.dispersion import dispersion_upper
+from softmax_dispersion.theory.dispersion_size import dispersion_size
 from softmax_dispersion.theory.entropy import entropy_lower_bound
 
 __all__ = [
@@ -95,8 +112,15 @@ class ProbeConfig:
         default_factory=lambda: {"text": 1024, "repeated": 512, "random": 512}
     )
     """Roughly how many tokens each input kind runs at each size."""
-    search_rounds: int = 20
-    search_size: int = 16
+    search_seconds: float = 240.0
+    """The search's time budget (every stage and round starts before it runs out)."""
+    search_rounds: int = 40
+    """Rounds of gradient-guided swaps at most."""
+    token_bounds: bool = True
+    """Certify every head over what tokens can reach (minutes); off: the LayerNorm-set
+    certificate stands in for it."""
+    token_tolerance: float = 0.1
+    """Layer 0's enumeration refines until its bound is within this of the best triple."""
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -108,18 +132,22 @@ class ProbeConfig:
             raise ProbeError(
                 f"--sizes must lie in 3..512 (the model has 512 positions), got {list(self.sizes)}"
             )
-        if not 3 <= self.search_size <= 512:
-            raise ProbeError(f"--search-size must lie in 3..512, got {self.search_size}")
+        if not self.search_seconds >= 0:
+            raise ProbeError(f"--search-seconds must be >= 0, got {self.search_seconds}")
         if self.search_rounds < 0:
             raise ProbeError(f"--search-rounds must be >= 0, got {self.search_rounds}")
+        if not 0 < self.token_tolerance < 1:
+            raise ProbeError(f"token_tolerance must lie in (0, 1), got {self.token_tolerance}")
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "sizes": list(self.sizes),
             "text_files": [str(p) for p in self.text_files],
             "tokens_per_size": dict(self.tokens_per_size),
+            "search_seconds": self.search_seconds,
             "search_rounds": self.search_rounds,
-            "search_size": self.search_size,
+            "token_bounds": self.token_bounds,
+            "token_tolerance": self.token_tolerance,
             "seed": self.seed,
         }
 
@@ -225,6 +253,92 @@ def _size_summary(n: int, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     }
 
 
+def _bound_of(bounds: TokenBounds | None, layer: int, head: int) -> HeadTokenBound | None:
+    if bounds is None:
+        return None
+    return next((b for b in bounds.heads if (b.layer, b.head) == (layer, head)), None)
+
+
+def _decimal_up(value: float, digits: int = 8) -> str:
+    """A float (already an upper bound) as a decimal string rounded up."""
+    return decimal_string(_dyadic(value), digits, "up")
+
+
+def _dyadic(value: float) -> tuple[int, int]:
+    mantissa, exponent = Fraction(value).as_integer_ratio()
+    return (mantissa, -(exponent.bit_length() - 1))
+
+
+def _dispersion_half(delta: float) -> tuple[str, float]:
+    """``n*(½) = 1 + e^δ`` (T4 at ε = ½, θ = 1) for an upper bound ``δ``, rounded up: as a
+    6-digit decimal string and ``log10``."""
+    import flint
+
+    bk = backend("arb")
+    with flint.ctx.workprec(128):
+        n_star = ball_value(
+            dispersion_size, bk, epsilon=Fraction(1, 2), delta=Fraction(delta), theta=1
+        )
+        log10 = _upper(bk, n_star.log() / flint.arb(10).log())
+        text = decimal_string(bk.endpoints(n_star)[1], 6, "up")
+    return text, round(math.nextafter(float(log10), math.inf) + 5e-7, 6)
+
+
+def _run_triples(
+    loaded: LoadedModel, bounds: TokenBounds, ln_bounds: Sequence[Sequence[float]]
+) -> dict[int, dict[str, Any]]:
+    """Each layer-0 head's best triple as a sequence of tokens through the model: the
+    forward pass's logit difference between the two keys must agree with the
+    certificate's own (float64) evaluation of the triple, within the float32 allowance."""
+    out: dict[int, dict[str, Any]] = {}
+    for bound in bounds.heads:
+        if (
+            bound.layer != 0
+            or bound.sequence is None
+            or bound.token_types is None
+            or bound.rows is None
+        ):
+            continue
+        ids = torch.as_tensor(bound.sequence[None, :])
+        types = torch.as_tensor(bound.token_types[None, :])
+        logits = _layer_logits(loaded, ids, types, 0)[0, bound.head]
+        query, high, low = bound.rows
+        difference = float(logits[query, high] - logits[query, low])
+        row = logits[query]
+        estimate = float(bound.triple_estimate or 0.0)
+        allowance = FLOAT32_ALLOWANCE * ln_bounds[0][bound.head]
+        certificate = bound.certificate
+        out[bound.head] = {
+            "query": list(certificate.query) if certificate else None,
+            "high": list(certificate.high) if certificate else None,
+            "low": list(certificate.low) if certificate else None,
+            "certified_found": round(certificate.found, 6) if certificate else None,
+            "positions": [query, high, low],
+            "sequence": bound.sequence.tolist(),
+            "token_types": bound.token_types.tolist(),
+            "estimate": round(estimate, 6),
+            "model": round(difference, 6),
+            "row_spread": round(float(row.max() - row.min()), 6),
+            "allowance": allowance,
+            "agrees": abs(difference - estimate) <= allowance,
+        }
+    return out
+
+
+def _layer_logits(
+    loaded: LoadedModel, ids: torch.Tensor, types: torch.Tensor, layer: int
+) -> torch.Tensor:
+    """One layer's captured logits ``[batch, heads, n, n]`` for sequences with token types."""
+    captured: dict[int, torch.Tensor] = {}
+
+    def record(index: int, logits: torch.Tensor, weights: torch.Tensor) -> None:
+        captured[index] = logits
+
+    with torch.no_grad(), capture_logits(loaded.model, record):
+        loaded.model(input_ids=ids, attention_mask=torch.ones_like(ids), token_type_ids=types)
+    return captured[layer].double()
+
+
 def _versions() -> dict[str, str]:
     import flint
     import transformers
@@ -328,7 +442,6 @@ def run_probe(
     text_deltas: list[np.ndarray] = []
     kind_max = {kind: np.zeros((layers, heads)) for kind in INPUT_KINDS}
     text_rows: list[np.ndarray] = []
-    search_pool: list[np.ndarray] = []
     t1_violations = t6_violations = rows_checked = 0
     counts: dict[str, dict[str, int]] = {kind: {} for kind in INPUT_KINDS}
     for kind in INPUT_KINDS:
@@ -347,32 +460,61 @@ def run_probe(
             if kind == "text":
                 text_deltas.append(arrays["delta"])
                 text_rows.append(arrays["delta"])
-            if n == config.search_size:
-                search_pool.append(sequences)
         log(f"measured {kind} inputs at n = {', '.join(map(str, config.sizes))}")
     seconds["measure"] = time.perf_counter() - clock
 
+    ln_bounds = [[float(c.delta_star) for c in row] for row in certificates]
+    bounds: TokenBounds | None = None
+    triples: dict[int, dict[str, Any]] = {}
+    if config.token_bounds:
+        clock = time.perf_counter()
+        bounds = token_certificates(loaded, ln_bounds, tolerance=config.token_tolerance, log=log)
+        triples = _run_triples(loaded, bounds, ln_bounds)
+        seconds["token_certificates"] = time.perf_counter() - clock
+
     clock = time.perf_counter()
-    if not search_pool:
-        for kind in INPUT_KINDS:
-            search_pool.append(_inputs(kind, config.search_size, config, loaded, corpus, rng))
-    search = adversarial_search(
+    ids = loaded.special_ids()
+    special = [ids[name] for name in ("mask", "pad", "unk", "cls", "sep")]
+    searcher = TokenSearch(
         loaded.model,
-        np.concatenate(search_pool),
-        rounds=config.search_rounds,
-        vocabulary_size=int(loaded.config["vocab_size"]),
-        rng=rng,
+        int(loaded.config["vocab_size"]),
+        special,
+        SearchConfig(
+            seconds=config.search_seconds,
+            rounds=config.search_rounds,
+            seed=config.seed,
+            # Layer 0's best triples come from its certificate: swaps go to later layers.
+            layers=tuple(range(1, layers)) if triples else None,
+        ),
+        log=log,
     )
+    seeds = [
+        ("certificate triple", np.array([t["sequence"]]), np.array([t["token_types"]]))
+        for t in triples.values()
+    ]
+    search = searcher.run(seeds=seeds)
     seconds["search"] = time.perf_counter() - clock
-    log(f"adversarial search: {search.evaluated} sequences ({seconds['search']:.1f} s)")
+    log(f"search: {search.evaluated} sequences ({seconds['search']:.1f} s)")
 
     measured_max = np.maximum.reduce([kind_max[k] for k in INPUT_KINDS])
-    text_all = np.concatenate(text_rows, axis=-1)
+    found = np.maximum(measured_max, search.spreads)
+    token_upper = np.array(ln_bounds)
+    token_kind = np.full((layers, heads), "layernorm", dtype=object)
+    if bounds is not None:
+        for b in bounds.heads:
+            token_upper[b.layer, b.head] = b.upper
+            token_kind[b.layer, b.head] = b.kind
+    # A float32 forward pass against an exact-arithmetic certificate: the LayerNorm-set
+    # certificate bounds every magnitude involved, so its relative allowance, applied to
+    # it, bounds the absolute float32 error of any spread the head computes.
+    absolute = np.array(ln_bounds) * FLOAT32_ALLOWANCE
     violations = {
-        "measured": certificate_violations(measured_max, certificates, FLOAT32_ALLOWANCE),
-        "adversarial": certificate_violations(search.spreads, certificates, FLOAT32_ALLOWANCE),
+        "found": found > token_upper + absolute,
+        "layernorm": found > np.array(ln_bounds) * (1 + FLOAT32_ALLOWANCE),
         "witness": certificate_violations(witness, certificates, WITNESS_ALLOWANCE),
     }
+    text_all = np.concatenate(text_rows, axis=-1)
+    stages = sorted(search.by_stage)
     head_records = []
     for i in range(layers):
         for h in range(heads):
@@ -389,7 +531,15 @@ def run_probe(
                 for n, s in zip(config.sizes, text, strict=True)
                 if s["t1_bound_at_max_delta"][i][h] < 0.5
             ]
-            largest = max(float(measured_max[i, h]), float(search.spreads[i, h]))
+            sources = {kind: float(kind_max[kind][i, h]) for kind in INPUT_KINDS}
+            sources["search"] = float(search.spreads[i, h])
+            source = max(sources, key=lambda key: sources[key])
+            if source == "search":
+                source = f"search: {search.stage[i][h]}"
+            largest = float(found[i, h])
+            upper = float(token_upper[i, h])
+            n_star, log10 = _dispersion_half(upper)
+            bound = _bound_of(bounds, i, h)
             head_records.append(
                 {
                     "layer": i,
@@ -406,14 +556,40 @@ def run_probe(
                     "n_star_half": certificate.n_star_half,
                     "log10_n_star_half": round(certificate.log10_n_star_half + 5e-7, 6),
                     "witness_delta": round(float(witness[i, h]), 6),
+                    "token_upper": _decimal_up(upper),
+                    "token_set": str(token_kind[i, h]),
+                    "token_box_bound": (
+                        _decimal_up(bound.box_bound)
+                        if bound is not None and bound.box_bound is not None
+                        else None
+                    ),
+                    "token_n_star_half": n_star,
+                    "token_log10_n_star_half": log10,
+                    "token_seconds": (
+                        round(bound.certificate.seconds, 2)
+                        if bound is not None and bound.certificate is not None
+                        else None
+                    ),
+                    "triple": triples.get(h) if i == 0 else None,
                     "measured_median_delta": round(float(np.median(text_all[i, h])), 6),
                     "measured_max_delta": round(float(measured_max[i, h]), 6),
                     "measured_max_by_input": {
                         kind: round(float(kind_max[kind][i, h]), 6) for kind in INPUT_KINDS
                     },
-                    "adversarial_max_delta": round(float(search.spreads[i, h]), 6),
-                    "adversarial_start_delta": round(float(search.start[i, h]), 6),
-                    "largest_found_delta": round(largest, 6),
+                    "search_delta": round(float(search.spreads[i, h]), 6),
+                    "search_by_stage": {
+                        stage: round(float(search.by_stage[stage][i, h]), 6) for stage in stages
+                    },
+                    "found_delta": round(largest, 6),
+                    "found_source": source,
+                    "found_sequence": search.sequences[i][h].tolist()
+                    if source.startswith("search")
+                    else None,
+                    "found_token_types": search.token_types[i][h].tolist()
+                    if source.startswith("search")
+                    else None,
+                    "bracket_ratio": round(upper / largest, 6) if largest > 0 else None,
+                    "ln_ratio": round(delta_star / largest, 6) if largest > 0 else None,
                     "tightness": round(largest / delta_star, 6),
                     "witness_ratio": round(float(witness[i, h]) / delta_star, 6),
                     "t1_below_half_at": median_below[0] if median_below else None,
@@ -421,11 +597,15 @@ def run_probe(
                     "violations": {k: bool(v[i, h]) for k, v in violations.items()},
                 }
             )
-    certificate_failures = int(sum(v.sum() for v in violations.values()))
+    triple_failures = sum(not t["agrees"] for t in triples.values())
+    certificate_failures = int(violations["found"].sum() + violations["witness"].sum())
     checks = {
         "capture_max_abs_error": capture_error,
         "capture_passed": capture_error <= 1e-6,
         "certificate_violations": certificate_failures,
+        "layernorm_violations": int(violations["layernorm"].sum()),
+        "triples_checked": len(triples),
+        "triple_disagreements": triple_failures,
         "t1_row_violations": t1_violations,
         "t6_row_violations": t6_violations,
         "rows_checked": rows_checked,
@@ -433,6 +613,8 @@ def run_probe(
     checks["passed"] = bool(
         checks["capture_passed"]
         and certificate_failures == 0
+        and checks["layernorm_violations"] == 0
+        and triple_failures == 0
         and t1_violations == 0
         and t6_violations == 0
     )
@@ -456,22 +638,23 @@ def run_probe(
         "config": config.to_dict(),
         "sequences": counts,
         "search": {
-            "rounds": config.search_rounds,
-            "size": config.search_size,
+            "seconds_budget": config.search_seconds,
+            "seconds": round(search.seconds, 2),
             "evaluated": search.evaluated,
-            "history_max": search.history.max(axis=(1, 2)).round(6).tolist(),
-            "history_mean_tightness": [
-                round(
-                    float(
-                        np.mean(
-                            h / np.array([[float(c.delta_star) for c in r] for r in certificates])
-                        )
-                    ),
-                    6,
-                )
-                for h in search.history
-            ],
+            "rounds": search.rounds,
+            "stages": stages,
         },
+        "token_bounds": (
+            {
+                "sets": {kind: SETS[kind] for kind in sorted(set(token_kind.ravel()))},
+                "first_box_gap": round(bounds.first_box_gap, 6),
+                "smallest_variance": bounds.smallest_variance,
+                "seconds": {k: round(v, 2) for k, v in bounds.seconds.items()},
+                "tolerance": config.token_tolerance,
+            }
+            if bounds is not None
+            else {"sets": {"layernorm": SETS["layernorm"]}}
+        ),
         "allowance": {"float32_relative": FLOAT32_ALLOWANCE, "witness_relative": WITNESS_ALLOWANCE},
         "checks": checks,
         "heads": head_records,

@@ -29,6 +29,10 @@ def section_config() -> ExperimentConfig:
     return preset("quick")
 
 
+def _percent(value: float | None) -> str:
+    return "more than the planted errors" if value is None else f"{100 * value:.0f}%"
+
+
 def section(out: Path) -> Section:
     """Run ``experiment max-retrieval --preset quick`` into ``out/max-retrieval``.
 
@@ -72,10 +76,19 @@ def section(out: Path) -> Section:
     softmax = accuracy["softmax"]
     results = summary["results"]
     passed = sum(check["passed"] is True for check in results)
+    power = next(
+        (c["power"].get("I") for c in results if "typical sets" in c["name"] and c.get("power")),
+        None,
+    )
+    detects = (
+        f"; T13 detects I off by ≥ {_percent(power['below'])} low, {_percent(power['above'])} high"
+        if power
+        else ""
+    )
     headline = (
         f"softmax accuracy {softmax[first]['mean']:.1f}% at n = {first} → "
         f"{softmax[last]['mean']:.1f}% at n = {last}; {passed} of {len(results)} checks "
-        f"that could fail passed, {len(summary['consistency'])} consistency checks "
+        f"that could fail passed{detects}, {len(summary['consistency'])} consistency checks "
         f"({config.seeds} seeds, {metrics['device']}, {metrics['seconds']['total']:.0f} s)"
     )
     report = (run_dir / "report.md").read_text()

@@ -35,10 +35,12 @@ from softmax_dispersion.empirical.normalisers import (  # noqa: E402
     Softmax,
 )
 from softmax_dispersion.empirical.training import train  # noqa: E402
-from softmax_dispersion.empirical.typical import TypicalSetLaw  # noqa: E402
+from softmax_dispersion.empirical.typical import Band, TypicalSetLaw  # noqa: E402
 from softmax_dispersion.empirical.verdicts import (  # noqa: E402
     allowed_outside,
     dispersion_summary,
+    pooled_counts,
+    t13_test,
 )
 
 pytestmark = pytest.mark.slow
@@ -220,3 +222,39 @@ def test_planted_bug_a_missing_beta_leaves_t13s_band_on_gap_controlled_sets(
     model = heads["ssmax"][0]
     cells = _gap_outside(heads, "ssmax", _buggy(MissingBeta, model))
     assert any(k > allowed for k, allowed in cells), cells
+
+
+class PlantedLaw(TypicalSetLaw):
+    """The bug: a law whose I is ``factor`` times the head's (its band shifts with it)."""
+
+    def __init__(self, law: TypicalSetLaw, factor: float) -> None:
+        self.__dict__.update(law.__dict__)
+        self.factor = factor
+
+    def band(self, *args: Any, **kwargs: Any) -> Any:
+        band = super().band(*args, **kwargs)
+        lower, upper = Band.edges(band, kwargs["eta"], self.factor)
+        return replace(band, mean=band.mean * self.factor, lower=lower, upper=upper)
+
+
+def _t13_counts(heads: dict[str, Any], law: TypicalSetLaw) -> dict[int, Any]:
+    model = heads["softmax"][0]
+    config = replace(_config("softmax"), sizes=TYPICAL_SIZES)
+    rows = evaluate(model, config, [0], ["softmax"], laws=[law]).rows
+    return {row["n"]: pooled_counts([row]) for row in rows}
+
+
+@pytest.mark.parametrize("factor", [0.75, 0.9, 1.1, 1.25])
+def test_t13s_power_estimate_agrees_with_a_planted_law(
+    heads: dict[str, Any], factor: float
+) -> None:
+    # The power the run reports comes from holding its sets to planted laws inside the
+    # evaluation; a law really off by the factor, checked as the run checks its own law,
+    # must be rejected exactly when the estimate says it would be.
+    honest = _t13_counts(heads, heads["softmax"][3])
+    estimate = t13_test(honest)["detected"]["I"][str(factor)]
+    planted = _t13_counts(heads, PlantedLaw(heads["softmax"][3], factor))
+    assert t13_test(planted)["within"] is (not estimate)
+    assert t13_test(honest)["within"]
+    if abs(factor - 1) >= 0.25:
+        assert estimate, f"a law off by {factor} goes undetected at n = {TYPICAL_SIZES}"

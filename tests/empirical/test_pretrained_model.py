@@ -129,13 +129,16 @@ def test_the_probe_writes_a_run_folder(
     readme = Path(__file__).resolve().parents[2] / "README.md"
     out = tmp_path / "probe"
     argv = ["experiment", "pretrained", "--text", str(readme), "--sizes", "8,16"]
-    assert main([*argv, "--search-rounds", "2", "--out", str(out)]) == 0
+    search = ["--search-seconds", "20", "--search-rounds", "1", "--no-token-bounds"]
+    assert main([*argv, *search, "--out", str(out)]) == 0
     result = json.loads((out / "heads.json").read_text())
     assert result["checks"]["passed"] and len(result["heads"]) == 72
     head = result["heads"][0]
-    for key in ("delta_star_upper", "n_star_half", "measured_median_delta", "measured_max_delta"):
+    for key in ("delta_star_upper", "n_star_half", "measured_median_delta", "token_upper"):
         assert key in head
-    assert float(head["delta_star_upper"]) > head["adversarial_max_delta"] > 0
+    # Without the certificates over tokens, the LayerNorm-set certificate stands in.
+    assert head["token_set"] == "layernorm" and head["token_upper"] == head["delta_star_upper"]
+    assert float(head["delta_star_upper"]) > head["found_delta"] >= head["search_delta"] > 0
     assert result["corpus"]["files"] == [str(readme)]
     report = (out / "report.md").read_text()
     assert "README.md" in report and "PASSED" in report
@@ -143,3 +146,63 @@ def test_the_probe_writes_a_run_folder(
     (out / "report.md").unlink()
     assert main(["report", str(out)]) == 0
     assert (out / "report.md").is_file()
+
+
+@pytest.mark.slow
+def test_a_layer0_key_weight_scaled_after_certification_is_caught(loaded: Any) -> None:
+    # Head 0.2's certificate over tokens and its best triple, run through the model; then
+    # the head's key weights scaled by 1.2 after certification: the same triple's spread
+    # exceeds the certificate (the probe's check), which the honest model's does not.
+    import torch
+
+    from softmax_dispersion.empirical.pretrained.probe import FLOAT32_ALLOWANCE, _run_triples
+    from softmax_dispersion.empirical.pretrained.token_bounds import (
+        HeadTokenBound,
+        TokenBounds,
+        embedding_tables,
+        triple_sequence,
+    )
+    from softmax_dispersion.empirical.pretrained.token_certificate import (
+        certify_tokens,
+        realisable_triple,
+    )
+    from softmax_dispersion.empirical.pretrained.token_domain import EmbeddingDomain, head_parts
+
+    head = 2
+    domain = EmbeddingDomain(embedding_tables(loaded))
+    parts = head_parts(domain, loaded.head_weights(0, head))
+    certificate = certify_tokens(domain, parts)
+    high, low, estimate = realisable_triple(domain, parts, certificate.query)
+    ids, types = triple_sequence(certificate.query, high, low)
+    rows_at = (certificate.query[1], high[1], low[1])
+    bound = HeadTokenBound(
+        0,
+        head,
+        certificate.spread_upper,
+        "tokens",
+        None,
+        certificate,
+        estimate,
+        ids,
+        types,
+        rows_at,
+    )
+    bounds = TokenBounds([bound], [], 0.0, {})
+    ln = [[2000.0] * 12]
+    allowance = FLOAT32_ALLOWANCE * 2000.0
+
+    def spread() -> float:
+        triple = _run_triples(loaded, bounds, ln)[head]
+        return float(triple["row_spread"])
+
+    assert spread() <= certificate.spread_upper + allowance
+    key = loaded.model.encoder.layer[0].attention.self.key
+    weights = slice(head * loaded.head_dim, (head + 1) * loaded.head_dim)
+    original = key.weight.detach().clone()
+    with torch.no_grad():
+        key.weight[weights] *= 1.2
+    try:
+        assert spread() > certificate.spread_upper + allowance
+    finally:
+        with torch.no_grad():
+            key.weight.copy_(original)

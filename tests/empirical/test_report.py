@@ -530,13 +530,19 @@ def test_a_bounded_run_reports_its_results() -> None:
     checks = _checks(summary)
     assert summary["passed"] is True
     assert set(checks.values()) == {True}
-    assert any("worst sets at T1's bound" in name for name in checks)
-    assert any("≥ 0.95 × T1 bound" in name for name in checks)
-    assert any("falls below ½ = n*(½)" in name for name in checks)
-    assert any("typical sets inside T13's band" in name for name in checks)
+    # Results: only checks whose outcome the compared quantities do not settle.
+    assert any("certified logit ranges" in name for name in checks)
+    assert any("typical sets inside T13's bands" in name for name in checks)
     assert any("gap-controlled sets" in name for name in checks)
+    assert len(checks) == 3
+    # The worst sets and the crossing are fixed by the certificate for any correct
+    # softmax: the forward pass agreeing with its certificate, a consistency check.
+    consistency = {c["name"] for c in summary["consistency"]}
+    assert any("agrees with its certificate on the worst sets" in n for n in consistency)
+    assert any("≥ 0.95 × T1 bound" in n for n in consistency)
+    assert any("falls below ½ is n*(½)" in n for n in consistency)
     markdown = render_markdown(metrics, summary, [])
-    assert "**Result: passed** — 6 checks that could have failed passed" in markdown
+    assert "**Result: passed** — 3 checks that could have failed passed" in markdown
     rows = _table_rows(_section(markdown, "Certified heads"))
     assert rows[2][:2] == ["soft-cap 2", "0"] and rows[2][4] == "42"
     assert "[3.6972, 3.698]" in rows[2][2]
@@ -547,10 +553,10 @@ def test_a_bounded_run_reports_its_results() -> None:
 @pytest.mark.parametrize(
     ("overrides", "failing"),
     [
-        ({"exceeds": True}, "worst sets at T1's bound"),
-        ({"short": True, "ratio": 0.5}, "worst sets at T1's bound"),
+        ({"exceeds": True}, "on the worst sets"),
+        ({"short": True, "ratio": 0.5}, "on the worst sets"),
         ({"ratio": 0.9}, "≥ 0.95 × T1 bound"),
-        ({"crossing": 20}, "falls below ½ = n*(½)"),
+        ({"crossing": 20}, "falls below ½ is n*(½)"),
         ({"within": False}, "certified logit ranges"),
         ({"inside": False}, "certified logit ranges"),
     ],
@@ -572,9 +578,19 @@ def test_t13_outside_beyond_eta_fails_the_run() -> None:
             row["t13_outside"] = 0.2
     summary = summarise(metrics)
     assert summary["passed"] is False
-    assert "typical sets inside T13's band" in summary["failed"][0]
+    assert "typical sets inside T13's bands" in summary["failed"][0]
     detail = next(c["detail"] for c in summary["results"] if c["name"] == summary["failed"][0])
-    assert f"more than η allows at n = {last}" in detail
+    assert f"rejected at n = {last}" in detail
+
+
+def test_gap_controlled_sets_outside_beyond_eta_fail_the_run() -> None:
+    pytest.importorskip("scipy")
+    metrics = bounded_metrics()
+    for row in metrics["gap_rows"]:
+        row["t13_outside"] = 0.75  # 6 of 8 sets per seed: far beyond a rate of 0.05
+    summary = summarise(metrics)
+    assert summary["passed"] is False
+    assert any("gap-controlled sets" in name for name in summary["failed"])
 
 
 def test_t13_allows_a_count_above_eta_that_chance_explains() -> None:
@@ -590,14 +606,12 @@ def test_t13_allows_a_count_above_eta_that_chance_explains() -> None:
     assert allowed_outside(16, 0.05) == 3
 
 
-def test_a_worst_set_check_without_power_is_a_consistency_check() -> None:
+def test_every_worst_set_check_is_a_consistency_check() -> None:
     pytest.importorskip("scipy")
-    metrics = bounded_metrics(bound=1.0, ratio=1.0, crossing=None)
-    metrics["normaliser_info"]["softcap2"]["logit_bound"] = None  # an unbounded head
-    summary = summarise(metrics)
-    assert not any("worst sets" in c["name"] for c in summary["results"])
-    consistency = [c for c in summary["consistency"] if "worst sets" in c["name"]]
-    assert consistency and "cannot fail here" in consistency[0]["detail"]
+    for overrides in ({}, {"bound": 1.0, "ratio": 1.0, "crossing": None}):
+        summary = summarise(bounded_metrics(**overrides))
+        assert not any("worst set" in c["name"] for c in summary["results"])
+        assert any("worst sets" in c["name"] for c in summary["consistency"])
 
 
 def test_the_length_scaling_sentence_reads_its_own_table() -> None:
