@@ -2,7 +2,7 @@
 
 Needs torch (from a checkout: ``pip install '.[empirical]'``); importing
 :mod:`softmax_dispersion` alone never imports it, and the names below load on first use,
-so that rendering a run folder's report (:mod:`~softmax_dispersion.empirical.report`)
+so that rendering a run folder's report (:mod:`~softmax_dispersion.empirical.run_report`)
 needs no torch either.  The pieces:
 
 :mod:`~softmax_dispersion.empirical.task`
@@ -14,13 +14,13 @@ needs no torch either.  The pieces:
     One attention head per seed, trained side by side as one ensemble.
 :mod:`~softmax_dispersion.empirical.logit_function`
     A head's item → logit map (and :func:`load_logit_function` from a run folder).
-:mod:`~softmax_dispersion.empirical.certificates`
+:mod:`~softmax_dispersion.empirical.logit_ranges`
     Its logit range certified over the whole item domain.
 :mod:`~softmax_dispersion.empirical.adversarial`, :mod:`~softmax_dispersion.empirical.typical`
     T1's worst sets through the model; T13's prediction for typical sets.
 :mod:`~softmax_dispersion.empirical.evaluation`, :mod:`~softmax_dispersion.empirical.bound_check`
     Chunked measurement at any size, and T1 checked on every row with T12's tolerance.
-:mod:`~softmax_dispersion.empirical.experiment`, :mod:`~softmax_dispersion.empirical.report`
+:mod:`~softmax_dispersion.empirical.experiment`, :mod:`~softmax_dispersion.empirical.run_report`
     Run folders (checkpoints, resume), the report, the paired tests and the figures.
 
 The quick preset, as ``experiment max-retrieval --preset quick`` runs it:
@@ -51,18 +51,17 @@ _LAZY = {
     "MaxRetrievalModel": "model",
     "NORMALISERS": "normalisers",
     "make_normaliser": "normalisers",
-    "write_report": "report",
+    "write_report": "run_report",
     "summarise": "statistics",
     "max_retrieval_batch": "task",
     "TrainingRun": "training",
     "train": "training",
-    "certify_logit_range": "certificates",
+    "certify_logit_range": "logit_ranges",
     "TypicalSetLaw": "typical",
 }
 
 if TYPE_CHECKING:
     from softmax_dispersion.empirical.bound_check import BoundCheck, check_t1
-    from softmax_dispersion.empirical.certificates import certify_logit_range
     from softmax_dispersion.empirical.config import (
         PRESET_SOURCES,
         PRESETS,
@@ -72,9 +71,10 @@ if TYPE_CHECKING:
     from softmax_dispersion.empirical.evaluation import Evaluation, evaluate
     from softmax_dispersion.empirical.experiment import ExperimentError, run_experiment
     from softmax_dispersion.empirical.logit_function import LogitFunction, load_logit_function
+    from softmax_dispersion.empirical.logit_ranges import certify_logit_range
     from softmax_dispersion.empirical.model import MaxRetrievalModel
     from softmax_dispersion.empirical.normalisers import NORMALISERS, make_normaliser
-    from softmax_dispersion.empirical.report import write_report
+    from softmax_dispersion.empirical.run_report import write_report
     from softmax_dispersion.empirical.statistics import summarise
     from softmax_dispersion.empirical.task import max_retrieval_batch
     from softmax_dispersion.empirical.training import TrainingRun, train

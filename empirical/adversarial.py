@@ -2,7 +2,7 @@
 
 T1 is tight: its bound ``e^{βδ}/(e^{βδ} + n − 1)`` on the top weight is attained by one
 logit at the maximum and ``n − 1`` at the minimum.  For a trained head the certificate
-(:mod:`~softmax_dispersion.empirical.certificates`) names the items that attain its
+(:mod:`~softmax_dispersion.empirical.logit_ranges`) names the items that attain its
 certified extremes, so the worst set *over every possible input* is that argmax item
 plus ``n − 1`` copies of the argmin item.  Run through the real model, its top weight
 must equal T1's bound at the certified ``δ*`` to within the certificate's gap (and the
@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from softmax_dispersion.empirical._formulas import torch_function
+from softmax_dispersion.empirical._torch_formulas import torch_function
 from softmax_dispersion.empirical.bound_check import t1_tolerance
-from softmax_dispersion.empirical.certificates import DISPERSION_LEVELS, LogitRange
 from softmax_dispersion.empirical.logit_function import LogitFunction
+from softmax_dispersion.empirical.logit_ranges import DISPERSION_LEVELS, LogitRange
 from softmax_dispersion.empirical.model import MaxRetrievalModel
 from softmax_dispersion.empirical.normalisers import Normaliser
 from softmax_dispersion.theory.dispersion import dispersion_upper
@@ -300,7 +300,7 @@ def run_length_check(
     top_logit, bottom_logit
         The model's float32 logits of the argmax and argmin items.
     least_sizes
-        Per level of :data:`~softmax_dispersion.empirical.certificates.DISPERSION_LEVELS`,
+        Per level of :data:`~softmax_dispersion.empirical.logit_ranges.DISPERSION_LEVELS`,
         the least size ``⌈n*(ε)⌉`` of the certificate (any size: the engine's cost does
         not grow with ``n``).
     beta

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from softmax_dispersion.empirical._formulas import torch_function
+from softmax_dispersion.empirical._torch_formulas import torch_function
 from softmax_dispersion.theory.dispersion import dispersion_lower, dispersion_upper
 from softmax_dispersion.theory.length_scaling import length_scaled_gap_bound
 from softmax_dispersion.theory.rounding_error import (

@@ -40,11 +40,6 @@ from softmax_dispersion.empirical.adversarial import (
     item_logits,
     run_length_check,
 )
-from softmax_dispersion.empirical.certificates import (
-    certify_logit_range,
-    head_certificate,
-    sampled_range,
-)
 from softmax_dispersion.empirical.config import PRESET_SOURCES, ExperimentConfig
 from softmax_dispersion.empirical.evaluation import (
     BETA_BINS,
@@ -54,6 +49,11 @@ from softmax_dispersion.empirical.evaluation import (
     fixed_beta,
 )
 from softmax_dispersion.empirical.logit_function import logit_function
+from softmax_dispersion.empirical.logit_ranges import (
+    certify_logit_range,
+    head_certificate,
+    sampled_range,
+)
 from softmax_dispersion.empirical.model import MaxRetrievalModel
 from softmax_dispersion.empirical.normalisers import (
     AdaptiveRefit,
@@ -366,7 +366,7 @@ def run_experiment(
     metrics["load_average"] = {"start": load_at_start, "end": _load_average()}
     _write_json(out / "metrics.json", metrics, compact=True)
     _write_json(out / "certificates.json", certificates_file(metrics))
-    from softmax_dispersion.empirical.report import write_report
+    from softmax_dispersion.empirical.run_report import write_report
 
     write_report(out, metrics)
     return metrics
@@ -487,7 +487,7 @@ def _modules(model: MaxRetrievalModel, names: list[str]) -> dict[str, Normaliser
 def _beta_max_ball() -> Any:
     """T11's β_max as an arb ball (exact algebraic number, enclosed)."""
     from softmax_dispersion.numerics._backends import backend
-    from softmax_dispersion.numerics.formulas import ball_value
+    from softmax_dispersion.numerics.ball_formulas import ball_value
     from softmax_dispersion.theory.adaptive_temperature import adaptive_constants
 
     return ball_value(adaptive_constants().max_inverse_temperature, backend("arb"), precision=80)

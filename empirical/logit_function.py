@@ -9,7 +9,7 @@ evaluates that map two ways:
 * in float64 (:meth:`LogitFunction.__call__`), for sampling and quadrature;
 * over a whole interval of priorities in certified ball arithmetic
   (:meth:`LogitFunction.enclosure`, python-flint ``arb``), for the branch-and-bound
-  certificates of :mod:`~softmax_dispersion.empirical.certificates`.
+  certificates of :mod:`~softmax_dispersion.empirical.logit_ranges`.
 
 :func:`load_logit_function` rebuilds it from a run folder's checkpoint, so anyone can hold
 a published certificate against the model it certifies.

@@ -42,7 +42,7 @@ import sympy as sp
 import torch
 from torch import nn
 
-from softmax_dispersion.empirical._formulas import torch_function
+from softmax_dispersion.empirical._torch_formulas import torch_function
 from softmax_dispersion.theory.adaptive_temperature import (
     ENTROPY_OFFSET,
     adaptive_inverse_temperature,

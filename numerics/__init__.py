@@ -47,13 +47,14 @@ _LAZY = {
     "length_scaling_regimes": "checks",
     "adaptive_on_spike": "checks",
     "adversarial_search": "search",
-    "ball_value": "formulas",
+    "ball_value": "ball_formulas",
     "certified_softmax_dense": "dense",
     "DenseEvaluation": "dense",
 }
 
 if TYPE_CHECKING:
     from softmax_dispersion.numerics._backends import flint_available
+    from softmax_dispersion.numerics.ball_formulas import ball_value
     from softmax_dispersion.numerics.checks import (
         adaptive_on_spike,
         check_dispersion,
@@ -72,7 +73,6 @@ if TYPE_CHECKING:
         certified_softmax,
     )
     from softmax_dispersion.numerics.families import FAMILIES, Family, dip, spike
-    from softmax_dispersion.numerics.formulas import ball_value
     from softmax_dispersion.numerics.rounding import (
         FORMATS,
         FloatFormat,

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from softmax_dispersion.numerics._backends import backend
+from softmax_dispersion.numerics.ball_formulas import ball_enclosure, ball_value
 from softmax_dispersion.numerics.checks._common import (
     Verdict,
     compare_to_bound,
@@ -26,7 +27,6 @@ from softmax_dispersion.numerics.checks._common import (
     resolution_bits,
 )
 from softmax_dispersion.numerics.evaluate import DEFAULT_MAX_PRECISION, Enclosure
-from softmax_dispersion.numerics.formulas import ball_enclosure, ball_value
 from softmax_dispersion.numerics.sequence import LogitSequence
 from softmax_dispersion.theory.dispersion import dispersion_upper
 from softmax_dispersion.theory.formulas import exact_value

@@ -279,7 +279,7 @@ def _print_constants() -> None:
 
 
 if __name__ == "__main__":
-    from softmax_dispersion.theory._report import run_claims
+    from softmax_dispersion.theory._result_text import run_claims
 
     status = run_claims(CLAIMS)
     _print_constants()

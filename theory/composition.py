@@ -857,6 +857,6 @@ T9 = Claim(
 CLAIMS = (T9,)
 
 if __name__ == "__main__":
-    from softmax_dispersion.theory._report import run_claims
+    from softmax_dispersion.theory._result_text import run_claims
 
     raise SystemExit(run_claims(CLAIMS))

@@ -175,6 +175,6 @@ T3 = Claim(
 CLAIMS = (T1, T2, T3)
 
 if __name__ == "__main__":
-    from softmax_dispersion.theory._report import run_claims
+    from softmax_dispersion.theory._result_text import run_claims
 
     raise SystemExit(run_claims(CLAIMS))

@@ -122,6 +122,6 @@ T5 = Claim(
 CLAIMS = (T4, T5)
 
 if __name__ == "__main__":
-    from softmax_dispersion.theory._report import run_claims
+    from softmax_dispersion.theory._result_text import run_claims
 
     raise SystemExit(run_claims(CLAIMS))

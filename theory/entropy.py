@@ -482,6 +482,6 @@ True
 CLAIMS = (T6, T7)
 
 if __name__ == "__main__":
-    from softmax_dispersion.theory._report import run_claims
+    from softmax_dispersion.theory._result_text import run_claims
 
     raise SystemExit(run_claims(CLAIMS))

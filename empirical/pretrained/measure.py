@@ -12,7 +12,7 @@ and the model's own weights ``p``:
 T1 and T6 recomputed from a row's own logits hold for any correct softmax: they are
 **consistency checks** of the capture and of the model's softmax, not results.  The
 result this module feeds is the comparison of the measured spreads with the certified
-``δ*`` of each head (:mod:`~softmax_dispersion.empirical.pretrained.certificate`).
+``δ*`` of each head (:mod:`~softmax_dispersion.empirical.pretrained.spread_bounds`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from softmax_dispersion.empirical._formulas import torch_function
+from softmax_dispersion.empirical._torch_formulas import torch_function
 from softmax_dispersion.empirical.bound_check import check_t1, t1_tolerance
 from softmax_dispersion.empirical.pretrained.capture import capture_logits
 from softmax_dispersion.theory.entropy import entropy_lower_bound

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from softmax_dispersion._extras import PRETRAINED_HINT, missing_for_pretrained
-from softmax_dispersion.empirical.pretrained.certificate import HeadWeights
+from softmax_dispersion.empirical.pretrained.spread_bounds import HeadWeights
 
 __all__ = [
     "INSTALL_HINT",

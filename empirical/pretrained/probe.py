@@ -4,7 +4,7 @@
 
 1. load the model offline (:mod:`~softmax_dispersion.empirical.pretrained.model`);
 2. certify every head's spread ``δ*`` and ``n*(½)`` over every LayerNorm output
-   (:mod:`~softmax_dispersion.empirical.pretrained.certificate`), and measure the
+   (:mod:`~softmax_dispersion.empirical.pretrained.spread_bounds`), and measure the
    head on the witness LayerNorm outputs that nearly attain that certificate;
 3. check the capture: ``softmax`` of the captured logits against the weights of a
    separate eager forward pass with ``output_attentions``;
@@ -40,12 +40,6 @@ import numpy as np
 import torch
 
 from softmax_dispersion.empirical.pretrained.capture import attention_logits, capture_logits
-from softmax_dispersion.empirical.pretrained.certificate import (
-    HeadCertificate,
-    _upper,
-    certify_head,
-    witness_spread,
-)
 from softmax_dispersion.empirical.pretrained.inputs import (
     INPUT_KINDS,
     Corpus,
@@ -57,6 +51,12 @@ from softmax_dispersion.empirical.pretrained.inputs import (
 from softmax_dispersion.empirical.pretrained.measure import RowMeasurements, measure_batch
 from softmax_dispersion.empirical.pretrained.model import MODEL_NAME, LoadedModel, load_minilm
 from softmax_dispersion.empirical.pretrained.search import SearchConfig, TokenSearch
+from softmax_dispersion.empirical.pretrained.spread_bounds import (
+    HeadCertificate,
+    _upper,
+    certify_head,
+    witness_spread,
+)
 from softmax_dispersion.empirical.pretrained.token_bounds import (
     SETS,
     HeadTokenBound,
@@ -65,7 +65,7 @@ from softmax_dispersion.empirical.pretrained.token_bounds import (
 )
 from softmax_dispersion.numerics._backends import backend
 from softmax_dispersion.numerics._dyadic import decimal_string
-from softmax_dispersion.numerics.formulas import ball_value
+from softmax_dispersion.numerics.ball_formulas import ball_value
 from softmax_dispersion.numerics.operator_norm import single_threaded_blas
 from softmax_dispersion.theory.dispersion import dispersion_upper
 from softmax_dispersion.theory.dispersion_size import dispersion_size
@@ -670,7 +670,7 @@ def run_probe(
     out.mkdir(parents=True, exist_ok=True)
     (out / "measurements.json").write_text(json.dumps(measurements) + "\n")
     if write_report:
-        from softmax_dispersion.empirical.pretrained.report import write_report as render
+        from softmax_dispersion.empirical.pretrained.probe_report import write_report as render
 
         clock = time.perf_counter()
         render(out, result, measurements)

@@ -139,7 +139,7 @@ def _gelu(box: Box) -> Box:
 
 def box_spread_bound(box: Box, weights: Any) -> float:
     """``scaling · Σ_i max|q_i| · width(k_i)``: an upper bound on the head's spread when
-    every query and key input lies in ``box`` (``weights``: a :class:`~.certificate.HeadWeights`
+    every query and key input lies in ``box`` (``weights``: a :class:`~.spread_bounds.HeadWeights`
     whose ``gamma``/``beta`` are ignored: ``box`` is the attention layer's input)."""
     q = _affine(box, weights.wq, weights.bq)
     k = _affine(box, weights.wk, weights.bk)

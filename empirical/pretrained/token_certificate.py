@@ -1,6 +1,6 @@
 """Certified logit spreads of layer-0 heads over every input tokens can make.
 
-The LayerNorm-set certificate (:mod:`.certificate`) bounds a head over every LayerNorm
+The LayerNorm-set certificate (:mod:`.spread_bounds`) bounds a head over every LayerNorm
 output; layer 0 only ever sees the finite set :class:`~.token_domain.EmbeddingDomain`
 (every token × position × token type).  :func:`certify_tokens` bounds the largest row
 spread over that set,

@@ -2,7 +2,7 @@
 
 A BERT-style model's first attention layer reads ``x = LN(w_t + p_p + y_s)`` for a token
 ``t``, a position ``p`` and a token type ``s`` — a finite set (30,522 × 512 × 2 inputs for
-all-MiniLM-L6-v2), not the whole sphere that :mod:`.certificate` bounds.  With
+all-MiniLM-L6-v2), not the whole sphere that :mod:`.spread_bounds` bounds.  With
 ``P = I − 11ᵀ/d`` and ``v = w_t + p_p + y_s``, the LayerNorm output is
 ``x = γ ⊙ z + β`` with
 
@@ -37,7 +37,6 @@ from typing import Any
 
 import numpy as np
 
-from softmax_dispersion.empirical.pretrained.certificate import HeadWeights
 from softmax_dispersion.empirical.pretrained.enclosures import (
     U32,
     U64,
@@ -48,6 +47,7 @@ from softmax_dispersion.empirical.pretrained.enclosures import (
     matmul,
     up,
 )
+from softmax_dispersion.empirical.pretrained.spread_bounds import HeadWeights
 
 __all__ = [
     "EmbeddingDomain",

@@ -2,7 +2,7 @@
 
 Each check evaluates softmax with :func:`~softmax_dispersion.numerics.evaluate.
 certified_softmax` (the engine under test) and the bound with :func:`~softmax_dispersion.
-numerics.formulas.ball_value` on the theory layer's own exported formula, both as exact
+numerics.ball_formulas.ball_value` on the theory layer's own exported formula, both as exact
 enclosures, and decides from the enclosures alone:
 
 * **violated** only when the enclosures prove it (the coefficient lies entirely on the

@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from softmax_dispersion.numerics import _dyadic
 from softmax_dispersion.numerics._backends import Backend
+from softmax_dispersion.numerics.ball_formulas import (
+    interval_ball,
+)
 from softmax_dispersion.numerics.evaluate import (
     DEFAULT_MAX_PRECISION,
     Enclosure,
@@ -17,9 +20,6 @@ from softmax_dispersion.numerics.evaluate import (
     certified_softmax,
 )
 from softmax_dispersion.numerics.families import spike
-from softmax_dispersion.numerics.formulas import (
-    interval_ball,
-)
 from softmax_dispersion.numerics.rounding import Dyadic
 from softmax_dispersion.numerics.sequence import LogitSequence
 from softmax_dispersion.theory.dispersion import (

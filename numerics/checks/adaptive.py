@@ -9,6 +9,11 @@ from typing import Any
 
 from softmax_dispersion.numerics import _dyadic
 from softmax_dispersion.numerics._backends import backend
+from softmax_dispersion.numerics.ball_formulas import (
+    ball_enclosure,
+    ball_value,
+    certainly_greater,
+)
 from softmax_dispersion.numerics.checks._common import (
     ONE,
     Verdict,
@@ -27,11 +32,6 @@ from softmax_dispersion.numerics.checks._common import (
 from softmax_dispersion.numerics.evaluate import (
     Enclosure,
     RunValue,
-)
-from softmax_dispersion.numerics.formulas import (
-    ball_enclosure,
-    ball_value,
-    certainly_greater,
 )
 from softmax_dispersion.numerics.rounding import Dyadic
 from softmax_dispersion.numerics.sequence import LogitSequence

@@ -8,6 +8,10 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from softmax_dispersion.numerics._backends import Backend, backend
+from softmax_dispersion.numerics.ball_formulas import (
+    ball_enclosure,
+    ball_value,
+)
 from softmax_dispersion.numerics.checks._common import (
     DISPERSION_BOUNDS,
     Bound,
@@ -26,10 +30,6 @@ from softmax_dispersion.numerics.checks._common import (
 from softmax_dispersion.numerics.evaluate import (
     DEFAULT_MAX_PRECISION,
     Enclosure,
-)
-from softmax_dispersion.numerics.formulas import (
-    ball_enclosure,
-    ball_value,
 )
 from softmax_dispersion.numerics.sequence import LogitSequence
 from softmax_dispersion.theory.formulas import Formula, exact_value

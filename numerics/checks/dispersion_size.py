@@ -8,6 +8,10 @@ from fractions import Fraction
 from typing import Any
 
 from softmax_dispersion.numerics._backends import Backend, backend
+from softmax_dispersion.numerics.ball_formulas import (
+    ball_enclosure,
+    ball_value,
+)
 from softmax_dispersion.numerics.checks._common import (
     Verdict,
     compare_to_bound,
@@ -23,10 +27,6 @@ from softmax_dispersion.numerics.evaluate import (
     DEFAULT_MAX_PRECISION,
     Enclosure,
     PrecisionError,
-)
-from softmax_dispersion.numerics.formulas import (
-    ball_enclosure,
-    ball_value,
 )
 from softmax_dispersion.theory.dispersion_size import dispersion_size
 from softmax_dispersion.theory.formulas import exact_value

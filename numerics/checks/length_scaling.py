@@ -9,6 +9,10 @@ from typing import Any, Literal
 
 from softmax_dispersion.numerics import _dyadic
 from softmax_dispersion.numerics._backends import backend
+from softmax_dispersion.numerics.ball_formulas import (
+    ball_enclosure,
+    ball_value,
+)
 from softmax_dispersion.numerics.checks._common import (
     DEFAULT_SIZES,
     Verdict,
@@ -26,10 +30,6 @@ from softmax_dispersion.numerics.checks._common import (
 from softmax_dispersion.numerics.evaluate import (
     DEFAULT_MAX_PRECISION,
     Enclosure,
-)
-from softmax_dispersion.numerics.formulas import (
-    ball_enclosure,
-    ball_value,
 )
 from softmax_dispersion.theory.formulas import exact_value
 from softmax_dispersion.theory.length_scaling import length_scaled_spike_max

@@ -80,7 +80,7 @@ def _default_out() -> Path:
 
 def print_summary(metrics: dict[str, Any], summary: dict[str, Any], out: Path) -> None:
     """The accuracy table, the checks and the targets of a run, on standard output."""
-    from softmax_dispersion.empirical.report import accuracy_table
+    from softmax_dispersion.empirical.run_report import accuracy_table
 
     marks = {True: "✓", False: "✗", None: "–"}
     print(accuracy_table(summary, metrics["config"]["sizes"]))

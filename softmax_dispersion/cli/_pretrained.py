@@ -56,7 +56,7 @@ def _config(args: argparse.Namespace, pretrained: Any) -> Any:
 
 def print_summary(result: dict[str, Any], out: Path) -> None:
     """The probe's summary, its report's path and the verdict, on standard output."""
-    from softmax_dispersion.empirical.pretrained.report import summary_lines
+    from softmax_dispersion.empirical.pretrained.probe_report import summary_lines
 
     for line in summary_lines(result):
         print(line)

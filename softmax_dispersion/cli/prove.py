@@ -135,9 +135,9 @@ def _instances(formula_names: Any, at: dict[str, object]) -> list[dict[str, str]
 def run(args: argparse.Namespace) -> int:
     """Check the claims named (all by default); exit 1 when one does not verify."""
     from softmax_dispersion.theory import all_claims, claim_by_id
-    from softmax_dispersion.theory._report import coq_table, format_result, summary_table
-    from softmax_dispersion.theory.certificate import build_certificate
+    from softmax_dispersion.theory._result_text import coq_table, format_result, summary_table
     from softmax_dispersion.theory.kernel import ClaimResult
+    from softmax_dispersion.theory.proof_certificate import build_certificate
 
     try:
         claims = [claim_by_id(i) for i in args.ids] if args.ids else list(all_claims())

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     exit 1 when one of its checks failed."""
     if (args.run_dir / "heads.json").is_file():
         return _rerender_probe(args)
-    from softmax_dispersion.empirical.report import write_report
+    from softmax_dispersion.empirical.run_report import write_report
     from softmax_dispersion.empirical.statistics import summarise
 
     metrics = _metrics(args.run_dir)

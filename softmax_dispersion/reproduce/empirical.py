@@ -46,7 +46,7 @@ def section(out: Path) -> Section:
         return Section("empirical", True, SKIP_NOTE, markdown, {"skipped": True}, skipped=True)
 
     from softmax_dispersion.empirical import ExperimentError, run_experiment, summarise
-    from softmax_dispersion.empirical.report import accuracy_table
+    from softmax_dispersion.empirical.run_report import accuracy_table
 
     run_dir = out / RUN_FOLDER
     config = section_config()

@@ -47,7 +47,7 @@ def section(out: Path) -> Section:
         return Section("pretrained", True, SKIP_NOTE, markdown, {"skipped": True}, skipped=True)
 
     from softmax_dispersion.empirical.pretrained import run_probe
-    from softmax_dispersion.empirical.pretrained.report import summary_lines
+    from softmax_dispersion.empirical.pretrained.probe_report import summary_lines
 
     run_dir = out / RUN_FOLDER
     if run_dir.is_dir():  # an interrupted job's probe (it has no checkpoints): start afresh

@@ -50,9 +50,9 @@ def section(out: Path) -> Section:
     minutes this section takes are never silent.
     """
     from softmax_dispersion.theory import all_claims, check
-    from softmax_dispersion.theory._report import coq_table, format_result, summary_table
-    from softmax_dispersion.theory.certificate import build_certificate
+    from softmax_dispersion.theory._result_text import coq_table, format_result, summary_table
     from softmax_dispersion.theory.coq_proofs import export_project, find_coqc, kernel_run
+    from softmax_dispersion.theory.proof_certificate import build_certificate
 
     start = time.perf_counter()
     claims = all_claims()

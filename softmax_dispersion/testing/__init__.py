@@ -37,9 +37,9 @@ if TYPE_CHECKING:
         reference_attention,
     )
     from softmax_dispersion.testing.battery import SoftmaxCallError, check_softmax
+    from softmax_dispersion.testing.battery_report import PropertyResult, Report
     from softmax_dispersion.testing.kinds import KINDS, Kind
     from softmax_dispersion.testing.reference import Reference, reference_softmax
-    from softmax_dispersion.testing.report import PropertyResult, Report
     from softmax_dispersion.testing.tolerance import Tolerance
     from softmax_dispersion.testing.vjp import check_softmax_vjp
     from softmax_dispersion.testing.vjp_reference import VJPReference, reference_softmax_vjp
@@ -68,9 +68,9 @@ _HOMES = {
     "AttentionReference": "attention_reference",
     "KINDS": "kinds",
     "Kind": "kinds",
-    "PropertyResult": "report",
+    "PropertyResult": "battery_report",
     "Reference": "reference",
-    "Report": "report",
+    "Report": "battery_report",
     "SoftmaxCallError": "battery",
     "VJPReference": "vjp_reference",
     "check_attention": "attention",

@@ -11,8 +11,8 @@ import numpy.typing as npt
 
 from softmax_dispersion.numerics.rounding import FORMATS
 from softmax_dispersion.testing.adapters import to_float64
+from softmax_dispersion.testing.battery_report import INLINE_LIMIT, short_row
 from softmax_dispersion.testing.reference import masked_logits, reference_softmax
-from softmax_dispersion.testing.report import INLINE_LIMIT, short_row
 from softmax_dispersion.testing.tolerance import (
     Tolerance,
     allowed_error,

@@ -54,10 +54,10 @@ from softmax_dispersion.testing.attention_suites import (
     policy_cases,
 )
 from softmax_dispersion.testing.attention_tolerance import allowance_and_validity, rounded_allowance
+from softmax_dispersion.testing.battery_report import Worst
 from softmax_dispersion.testing.calls import Call, Caller, SoftmaxCallError
 from softmax_dispersion.testing.engine import PolicyOutcome, Session
 from softmax_dispersion.testing.properties import CaseRun, Evaluated
-from softmax_dispersion.testing.report import Worst
 from softmax_dispersion.testing.tolerance import VALID_UP_TO, accumulation_format
 
 __all__ = ["ATTENTION", "AttentionEngine", "check_attention", "reproducer"]

@@ -10,7 +10,7 @@ Three steps, one function each:
    (:data:`~softmax_dispersion.testing.properties.PROPERTIES`) judges them, and the
    named behaviours are observed (:func:`named_behaviours`);
 3. :func:`check_softmax` runs the plan over its dtypes and assembles the
-   :class:`~softmax_dispersion.testing.report.Report`.
+   :class:`~softmax_dispersion.testing.battery_report.Report`.
 
 The *named behaviours* are choices, not errors, and fail only when the caller requires
 one (``policies=``):
@@ -42,6 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from softmax_dispersion.testing.adapters import LIBRARY_DTYPES, Adapter, adapter
+from softmax_dispersion.testing.battery_report import PropertyResult, Report
 from softmax_dispersion.testing.calls import (
     Caller,
     SoftmaxCallError,
@@ -59,7 +60,6 @@ from softmax_dispersion.testing.kinds import (
     kind as find_kind,
 )
 from softmax_dispersion.testing.properties import PROPERTIES, Context, Property, Tally
-from softmax_dispersion.testing.report import PropertyResult, Report
 from softmax_dispersion.testing.rows import (
     ALONE_LENGTHS,
     PADDED_LENGTHS,

@@ -20,10 +20,10 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from softmax_dispersion.testing.adapters import Adapter
+    from softmax_dispersion.testing.battery_report import Worst
     from softmax_dispersion.testing.calls import Caller
     from softmax_dispersion.testing.kinds import Kind
     from softmax_dispersion.testing.properties import CaseRun, Context
-    from softmax_dispersion.testing.report import Worst
     from softmax_dispersion.testing.tolerance import Tolerance
 
 __all__ = ["Engine", "PolicyOutcome", "Session", "load_engine"]

@@ -45,7 +45,7 @@ The engine (heavy, imported on first use; see
     with a ``name`` ``"suite/case"``); ``evaluate(cases, session)``; ``policies(session)``
     (yields one :class:`~softmax_dispersion.testing.engine.PolicyOutcome` per policy
     input: the key, the observed name or the values listed, the input and output as a
-    :class:`~softmax_dispersion.testing.report.Worst`, ``non_finite``, and a ``label``
+    :class:`~softmax_dispersion.testing.battery_report.Worst`, ``non_finite``, and a ``label``
     when a policy has several inputs); ``expected(arrays, dtype, options)`` (the
     certified output on given inputs, for ``expected_output``).
 

@@ -50,7 +50,7 @@ import numpy.typing as npt
 
 from softmax_dispersion.numerics.rounding import FORMATS, float_format
 from softmax_dispersion.testing.assertions import compare
-from softmax_dispersion.testing.report import PropertyResult, Worst
+from softmax_dispersion.testing.battery_report import PropertyResult, Worst
 from softmax_dispersion.testing.tolerance import accumulation_format, flushing_is_named
 
 __all__ = ["PROPERTIES", "CaseRun", "Context", "Evaluated", "Lenient", "Property", "Tally"]

@@ -38,10 +38,10 @@ import numpy.typing as npt
 
 from softmax_dispersion.numerics.families import OFF_BLOCK_LENGTHS
 from softmax_dispersion.numerics.rounding import FORMATS
+from softmax_dispersion.testing.battery_report import Worst
 from softmax_dispersion.testing.calls import Call, SoftmaxCallError
 from softmax_dispersion.testing.engine import PolicyOutcome, Session
 from softmax_dispersion.testing.properties import CaseRun, Evaluated
-from softmax_dispersion.testing.report import Worst
 from softmax_dispersion.testing.suites import (
     MASKED_POLICY_ROWS,
     ODD_WIDTHS,

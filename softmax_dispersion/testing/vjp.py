@@ -21,10 +21,10 @@ import numpy as np
 import numpy.typing as npt
 
 from softmax_dispersion.testing.attention_reference import one_blas_thread
+from softmax_dispersion.testing.battery_report import Worst
 from softmax_dispersion.testing.calls import Call, SoftmaxCallError
 from softmax_dispersion.testing.engine import PolicyOutcome, Session
 from softmax_dispersion.testing.properties import CaseRun, Evaluated
-from softmax_dispersion.testing.report import Worst
 from softmax_dispersion.testing.vjp_reference import reference_softmax_vjp, vjp_scale
 from softmax_dispersion.testing.vjp_suites import (
     SUITE_BUILDERS,

@@ -67,13 +67,13 @@ def certification_threads() -> dict[str, Any]:
     with threadpool_limits(None):
         operator_norm.single_threaded_blas = _no_limit  # type: ignore[assignment]
         try:
-            import softmax_dispersion.empirical.pretrained.certificate as certificate
+            import softmax_dispersion.empirical.pretrained.spread_bounds as spread_bounds
 
-            certificate.single_threaded_blas = _no_limit  # type: ignore[assignment]
+            spread_bounds.single_threaded_blas = _no_limit  # type: ignore[assignment]
             default = timed()
         finally:
             operator_norm.single_threaded_blas = original
-            certificate.single_threaded_blas = original
+            spread_bounds.single_threaded_blas = original
     return {
         "heads": len(heads),
         "one_blas_thread_s": single,

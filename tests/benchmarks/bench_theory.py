@@ -31,8 +31,8 @@ except ImportError:  # not on every platform
     resource = None  # type: ignore[assignment]
 
 from softmax_dispersion.theory import all_claims, claim_by_id
-from softmax_dispersion.theory.certificate import build_certificate
 from softmax_dispersion.theory.kernel import ClaimResult
+from softmax_dispersion.theory.proof_certificate import build_certificate
 from softmax_dispersion.theory.recheck import recheck
 
 QUICK = ("T2", "T4")

@@ -352,7 +352,7 @@ _RECHECK_PATH = (
     "theory/recheck.py",
     "theory/_serial.py",
     "theory/_snapshot.py",
-    "theory/certificate.py",
+    "theory/proof_certificate.py",
     "theory/kernel.py",
     "theory/_core.py",
     "theory/terms.py",
@@ -487,8 +487,8 @@ def test_an_edited_regime_of_t10_fails_recheck_at_its_step(
     _rehash(t10)
     if field == "expected":  # the readable conclusions say the new limit too
         from softmax_dispersion.theory._serial import read_claim
-        from softmax_dispersion.theory.certificate import readable_steps
         from softmax_dispersion.theory.definitions import Definitions
+        from softmax_dispersion.theory.proof_certificate import readable_steps
         from softmax_dispersion.theory.terms import show
 
         frozen = read_claim(t10["content"])

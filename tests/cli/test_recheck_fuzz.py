@@ -36,7 +36,7 @@ Path_ = tuple[Any, ...]
 @pytest.fixture(scope="module")
 def original() -> dict[str, Any]:
     from softmax_dispersion.theory import check
-    from softmax_dispersion.theory.certificate import build_certificate
+    from softmax_dispersion.theory.proof_certificate import build_certificate
 
     return json.loads(json.dumps(build_certificate(check("T2", "T4"))))
 

@@ -18,7 +18,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from softmax_dispersion.empirical._formulas import torch_function  # noqa: E402
+from softmax_dispersion.empirical._torch_formulas import torch_function  # noqa: E402
 from softmax_dispersion.empirical.normalisers import (  # noqa: E402
     NORMALISERS,
     AdaptiveTemperature,

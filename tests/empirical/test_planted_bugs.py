@@ -21,13 +21,13 @@ from softmax_dispersion.empirical.adversarial import (  # noqa: E402
     adversarial_rows,
     crossing_size,
 )
-from softmax_dispersion.empirical.certificates import (  # noqa: E402
-    certify_logit_range,
-    head_certificate,
-)
 from softmax_dispersion.empirical.config import ExperimentConfig, preset  # noqa: E402
 from softmax_dispersion.empirical.evaluation import evaluate, evaluate_gap_sets  # noqa: E402
 from softmax_dispersion.empirical.logit_function import LogitFunction, logit_function  # noqa: E402
+from softmax_dispersion.empirical.logit_ranges import (  # noqa: E402
+    certify_logit_range,
+    head_certificate,
+)
 from softmax_dispersion.empirical.model import MaxRetrievalModel  # noqa: E402
 from softmax_dispersion.empirical.normalisers import (  # noqa: E402
     Normalised,

@@ -83,8 +83,8 @@ def test_measured_spreads_stay_below_every_heads_certificate(
 ) -> None:
     import torch
 
-    from softmax_dispersion.empirical.pretrained.certificate import certify_head
     from softmax_dispersion.empirical.pretrained.measure import sequence_spreads
+    from softmax_dispersion.empirical.pretrained.spread_bounds import certify_head
 
     spreads = sequence_spreads(loaded.model, torch.as_tensor(window)).max(axis=0)
     for layer in (0, 5):
@@ -96,11 +96,11 @@ def test_measured_spreads_stay_below_every_heads_certificate(
 def test_doubled_key_weights_after_certification_are_caught(loaded: Any) -> None:
     import torch
 
-    from softmax_dispersion.empirical.pretrained.certificate import certify_head, witness_spread
     from softmax_dispersion.empirical.pretrained.probe import (
         WITNESS_ALLOWANCE,
         certificate_violations,
     )
+    from softmax_dispersion.empirical.pretrained.spread_bounds import certify_head, witness_spread
 
     layer, planted = 3, 5
     certificates = [[certify_head(loaded.head_weights(layer, h)) for h in range(12)]]

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 pytest.importorskip("torch")
 pytest.importorskip("flint")
 
-from softmax_dispersion.empirical.pretrained.certificate import HeadWeights
 from softmax_dispersion.empirical.pretrained.propagation import (
     Box,
     _affine,
@@ -23,6 +22,7 @@ from softmax_dispersion.empirical.pretrained.propagation import (
     box_spread_bound,
     smallest_variance,
 )
+from softmax_dispersion.empirical.pretrained.spread_bounds import HeadWeights
 
 
 def _box(seed: int, d: int = 8, offset: float = 0.0) -> Box:

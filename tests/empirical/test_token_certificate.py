@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 
 pytest.importorskip("torch")
 
-from softmax_dispersion.empirical.pretrained.certificate import HeadWeights
 from softmax_dispersion.empirical.pretrained.enclosures import (
     Enclosure,
     down,
     matmul,
     up,
 )
+from softmax_dispersion.empirical.pretrained.spread_bounds import HeadWeights
 from softmax_dispersion.empirical.pretrained.token_certificate import (
     certify_tokens,
     realisable_triple,

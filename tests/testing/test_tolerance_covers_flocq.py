@@ -12,7 +12,7 @@ output the theorems admit must pass: ``|p̂ − ref_i| <= allowance_i`` for the 
 ``RD(p_i + B_i)`` and ``RU(p_i − B_i)``.
 
 Everything is exact: ``p_i``, the mean gap and ``B_i`` are arb balls (the formulas
-evaluated by :func:`~softmax_dispersion.numerics.formulas.ball_value`, never retyped),
+evaluated by :func:`~softmax_dispersion.numerics.ball_formulas.ball_value`, never retyped),
 the float grid is walked in fractions, and the allowance (a float64) is compared as the
 exact number it is.  The grid: both formats, row lengths 2 to 4099, and logit
 configurations from ties to masked-like gaps, including outputs in the subnormal range,
@@ -34,8 +34,8 @@ import pytest
 import sympy as sp
 
 from softmax_dispersion.numerics._backends import backend
+from softmax_dispersion.numerics.ball_formulas import ball_value
 from softmax_dispersion.numerics.dense import certified_softmax_dense
-from softmax_dispersion.numerics.formulas import ball_value
 from softmax_dispersion.numerics.rounding import FORMATS
 from softmax_dispersion.testing.tolerance import Tolerance, allowed_error
 from softmax_dispersion.theory.formulas import Formula

@@ -1128,7 +1128,7 @@ def test_recheck_refuses_a_certificate_of_an_attack(hole: str) -> None:
     """The certificate as the kernel wrote it before the fix: every verdict 'verified'."""
     import json
 
-    from softmax_dispersion.theory.certificate import build_certificate
+    from softmax_dispersion.theory.proof_certificate import build_certificate
     from softmax_dispersion.theory.recheck import recheck
 
     attack, fragment = _attacks()[hole]

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from softmax_dispersion.empirical import statistics
-from softmax_dispersion.empirical.report import ROW_COLUMNS, render_markdown, write_report
+from softmax_dispersion.empirical.run_report import ROW_COLUMNS, render_markdown, write_report
 from softmax_dispersion.empirical.statistics import (
     PAPER_ACCURACY,
     holm,

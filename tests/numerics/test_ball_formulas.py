@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from softmax_dispersion.numerics import flint_available
 from softmax_dispersion.numerics._backends import backend
 from softmax_dispersion.numerics._dyadic import compare, decimal_string, is_tight
-from softmax_dispersion.numerics.formulas import ball_enclosure, ball_value, interval_ball
+from softmax_dispersion.numerics.ball_formulas import ball_enclosure, ball_value, interval_ball
 from softmax_dispersion.theory import FORMULAS
 from softmax_dispersion.theory.adaptive_temperature import (
     adaptive_constants,

@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 pytest.importorskip("torch")
 pytest.importorskip("flint")
 
-from softmax_dispersion.empirical.pretrained import certificate as certificate_module
-from softmax_dispersion.empirical.pretrained.certificate import (
+from softmax_dispersion.empirical.pretrained import spread_bounds
+from softmax_dispersion.empirical.pretrained.probe import certificate_violations
+from softmax_dispersion.empirical.pretrained.spread_bounds import (
     HeadWeights,
     certify_head,
     witness_spread,
 )
-from softmax_dispersion.empirical.pretrained.probe import certificate_violations
 from softmax_dispersion.theory import FORMULAS
 
 
@@ -86,17 +86,17 @@ def test_the_witness_inputs_are_layer_norm_outputs() -> None:
     weights = _head(3)
     d = weights.gamma.size
     captured: list[np.ndarray] = []
-    original = certificate_module._head_logits
+    original = spread_bounds._head_logits
 
     def spy(w: HeadWeights, query: np.ndarray, keys: np.ndarray) -> np.ndarray:
         captured.extend([query, *keys])
         return original(w, query, keys)
 
-    certificate_module._head_logits = spy
+    spread_bounds._head_logits = spy
     try:
         witness_spread(weights)
     finally:
-        certificate_module._head_logits = original
+        spread_bounds._head_logits = original
     for x in captured:
         z = (x - weights.beta) / weights.gamma
         assert abs(z.mean()) < 1e-12 and np.linalg.norm(z) < np.sqrt(d)
@@ -127,13 +127,13 @@ def test_the_certificate_evaluates_the_theorys_formula_objects(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     used: list[Any] = []
-    original = certificate_module.ball_value
+    original = spread_bounds.ball_value
 
     def spy(target: Any, *args: Any, **kwargs: Any) -> Any:
         used.append(target)
         return original(target, *args, **kwargs)
 
-    monkeypatch.setattr(certificate_module, "ball_value", spy)
+    monkeypatch.setattr(spread_bounds, "ball_value", spy)
     certify_head(_head(0))
     names = {"logit_spread_bound", "layer_norm_radius", "linear_radius", "dispersion_size"}
     assert {id(FORMULAS[name]) for name in names} == {id(t) for t in used}

@@ -23,18 +23,18 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from softmax_dispersion.empirical import logit_function as logit_module  # noqa: E402
-from softmax_dispersion.empirical.certificates import (  # noqa: E402
-    CERTIFICATE_GAP,
-    certify_logit_range,
-    decimal,
-    head_certificate,
-    sampled_range,
-)
 from softmax_dispersion.empirical.config import preset  # noqa: E402
 from softmax_dispersion.empirical.logit_function import (  # noqa: E402
     LogitFunction,
     load_logit_function,
     logit_function,
+)
+from softmax_dispersion.empirical.logit_ranges import (  # noqa: E402
+    CERTIFICATE_GAP,
+    certify_logit_range,
+    decimal,
+    head_certificate,
+    sampled_range,
 )
 from softmax_dispersion.empirical.training import build_model  # noqa: E402
 

@@ -53,7 +53,7 @@ import numpy as np
 
 from softmax_dispersion.numerics._backends import backend
 from softmax_dispersion.numerics._dyadic import decimal_string
-from softmax_dispersion.numerics.formulas import ball_value
+from softmax_dispersion.numerics.ball_formulas import ball_value
 from softmax_dispersion.numerics.operator_norm import (
     arb_gram,
     arb_matrix,
@@ -202,7 +202,7 @@ def certify_head(weights: HeadWeights) -> HeadCertificate:
     (T9's LayerNorm and linear rules, T8 with identity maps).  Factored route:
     ``δ <= 2 σ_max(W_k) (σ_max(W_q) r + ‖b_q‖) r / s``, ``r = sqrt(d) max|γ| + ‖β‖``.
     Each formula is the theory's sympy expression evaluated on ``arb`` balls by
-    :func:`~softmax_dispersion.numerics.formulas.ball_value`; the operator norms come
+    :func:`~softmax_dispersion.numerics.ball_formulas.ball_value`; the operator norms come
     from certified Gram-matrix bounds.  ``n*(½)`` is T4's
     ``1 + e^{δ*}(1 − ε)/ε`` at ``ε = ½``, ``θ = 1`` (the scale is in the logits).
 

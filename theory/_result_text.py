@@ -1,4 +1,4 @@
-"""Printing claim results as readable derivations (the proof-check scripts)."""
+"""Claim results as readable text: derivations (the proof-check scripts), summary and Coq tables."""
 
 from __future__ import annotations
 

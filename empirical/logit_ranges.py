@@ -303,7 +303,7 @@ def _dispersion_size(spread: Any, beta: Any, level: tuple[int, int]) -> dict[str
     from fractions import Fraction
 
     from softmax_dispersion.numerics._backends import backend
-    from softmax_dispersion.numerics.formulas import ball_value
+    from softmax_dispersion.numerics.ball_formulas import ball_value
     from softmax_dispersion.theory.dispersion_size import dispersion_size
 
     bk = backend("arb")
