@@ -525,10 +525,13 @@ def _certificate_of(claim: Any) -> dict[str, Any]:
 def _round4_claim(name: str) -> Any:
     import sympy as sp
 
+    from softmax_dispersion.theory._core import Step
     from softmax_dispersion.theory.kernel import Claim, Differentiate, Identity, Implied, RealRoot
 
     x, y, r = sp.symbols("x y r", real=True)
     goal = sp.Lt(y, 0, evaluate=False)
+    proof: list[Step]
+    definitions: tuple[RealRoot, ...]
     if name == "root":  # (√x)² + 1, which sympy reads as x + 1
         root = RealRoot(r, sp.Pow(sp.sqrt(x), 2, evaluate=False) + 1, x, -2, 0, "x + 1?")
         proof, definitions = [Implied(goal, "from the root's equation")], (root,)
@@ -581,12 +584,15 @@ def _partial_derivative_certificate(in_a_step: bool) -> dict[str, Any]:
     an ``Implied`` step restates it, so a step's readable statement shows it too)."""
     import sympy as sp
 
+    from softmax_dispersion.theory._core import Step
     from softmax_dispersion.theory.certificate import build_certificate
     from softmax_dispersion.theory.kernel import Claim, Differentiate, Implied
 
     x, t = sp.symbols("x t", real=True)
     statement = sp.Eq(sp.Subs(sp.Derivative(x * t, x), x, t), t)
-    proof = [Differentiate(x * t, x, "d/dx (x t) at x = t", point=t, value=t, constants=[t])]
+    proof: list[Step] = [
+        Differentiate(x * t, x, "d/dx (x t) at x = t", point=t, value=t, constants=[t])
+    ]
     if in_a_step:
         proof.append(Implied(statement, "restated"))
     claim = Claim(
