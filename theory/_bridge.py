@@ -346,7 +346,8 @@ def polynomial(term: Term, var: str, what: str) -> sp.Poly:
     most :data:`MAX_POLYNOMIAL_DEGREE` read from its shape, and its coefficients, made
     coprime integers, of at most :data:`MAX_POLYNOMIAL_BITS` bits: exact root counting
     then costs milliseconds.  The coefficients are computed here, by exact rational
-    arithmetic on the term's own nodes; sympy receives only the list.
+    arithmetic on the term's own nodes; sympy receives only the list.  The zero
+    polynomial is refused: every number is a root of it, and sympy counts none.
 
     Examples
     --------
@@ -360,6 +361,11 @@ def polynomial(term: Term, var: str, what: str) -> sp.Poly:
     coefficients = _coefficients(term, var, {})
     while len(coefficients) > 1 and coefficients[-1] == 0:
         coefficients.pop()
+    if coefficients == [0]:
+        # count_roots says 0 for it: "P(x) = 0 implies no root" would conclude False
+        raise TermError(
+            f"{what}: {terms.show(term)[:80]} is the zero polynomial (every number is a root)"
+        )
     denominators = lcm(*(c.denominator for c in coefficients))
     integers = [int(c * denominators) for c in coefficients]
     common = gcd(*integers) or 1

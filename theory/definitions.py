@@ -635,9 +635,7 @@ def isolate(root: RootDef) -> None:
     lo, hi = terms.value_of(root.lower), terms.value_of(root.upper)
     if lo is None or hi is None or not lo < hi:
         raise DefinitionError(f"{root.name}: the bounds must be rationals lower < upper")
-    poly = root_polynomial(root)
-    if poly.is_zero:
-        raise DefinitionError(f"{root.name}: the zero polynomial has no isolated root")
+    poly = root_polynomial(root)  # never the zero polynomial: refused as it is read
     lo_q, hi_q = (
         sp.Rational(lo.numerator, lo.denominator),
         sp.Rational(hi.numerator, hi.denominator),

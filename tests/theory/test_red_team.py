@@ -1565,6 +1565,23 @@ def test_real_roots_of_a_polynomial_with_a_cancelled_pole_are_refused() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "polynomial",
+    [sp.Integer(0), sp.Add(x, -x, evaluate=False), sp.Mul(0, x, evaluate=False)],
+    ids=["0", "x - x", "0*x"],
+)
+def test_the_zero_polynomial_has_no_counted_roots(polynomial: sp.Expr) -> None:
+    """Found in round 4's review (the kernel before it accepted it too): sympy counts no
+    real root of the zero polynomial, so RealRoots with no roots concluded
+    "P(x) = 0 ⇒ False", which is False itself, for P = 0; every goal followed."""
+    goal = sp.Lt(y, 0, evaluate=False)
+    step = RealRoots(polynomial, x, [], "no real roots")
+    rejected(
+        claim(goal, [step, Implied(goal, "from False")], witness={y: 0}),
+        "is the zero polynomial (every number is a root)",
+    )
+
+
 def test_a_limit_defined_only_over_the_complex_numbers_is_refused() -> None:
     """The red team's reproducer: lim (√(−n))²/n = −1, true only as sympy reads it."""
     with sp.evaluate(False):
