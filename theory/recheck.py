@@ -17,8 +17,9 @@ it again with the kernel, in four stages, each refusing what it cannot accept:
    come earlier in the file), in a registry of its own: nothing is taken from an
    earlier check, every step under a time budget.
 
-Stages 3 and 4 share one time budget, which grows with the file's size
-(:func:`budget_for`): a small file cannot keep ``recheck`` busy for long.
+Stages 3 and 4 share one time budget, which grows with the size of the certificate's
+data, not of its file (:func:`budget_for`): a small certificate cannot keep ``recheck``
+busy for long, and padding earns it no time.
 
 A file that cannot be read raises :class:`CertificateFormatError` (the CLI's exit 2); a
 claim that fails stages 2 to 4 makes the report fail (exit 1).  It never imports the
@@ -322,7 +323,6 @@ def recheck(
     *,
     step_budget_s: float | None = STEP_BUDGET_S,
     registry: dict[str, Any] | None = None,
-    size: int | None = None,
 ) -> RecheckReport:
     """Re-decide every claim of a certificate (a parsed JSON object).
 
@@ -330,8 +330,9 @@ def recheck(
     that very hash is not decided twice); by default it is a fresh one, so that
     everything is decided again.  Everything after the hashes (reading the content,
     the readable fields, every decision) runs under one time budget,
-    :func:`budget_for` the certificate's ``size`` in bytes (by default, of its JSON
-    text): no stage has a budget of its own that a file could add to another's.
+    :func:`budget_for` the size in bytes of the certificate's data written as JSON on
+    one line (so that a file's indentation or padding earns no time): no stage has a
+    budget of its own that a file could add to another's.
 
     Raises
     ------
@@ -347,11 +348,10 @@ def recheck(
         problem = _hash_problem(entry, number)
         if problem:
             return RecheckReport([], tools, refused=problem)
-    if size is None:
-        try:
-            size = len(json.dumps(certificate, ensure_ascii=False).encode("utf-8"))
-        except (TypeError, ValueError):
-            raise CertificateFormatError("the certificate is not JSON data") from None
+    try:
+        size = len(json.dumps(certificate, ensure_ascii=False).encode("utf-8"))
+    except (TypeError, ValueError):
+        raise CertificateFormatError("the certificate is not JSON data") from None
     budget = budget_for(size)
     deadline = time.monotonic() + budget
     reader = Reader()
@@ -455,4 +455,4 @@ def recheck_file(path: Path | str, *, step_budget_s: float | None = STEP_BUDGET_
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise CertificateFormatError("not UTF-8 text") from None
-    return recheck(load(text), step_budget_s=step_budget_s, size=len(data))
+    return recheck(load(text), step_budget_s=step_budget_s)

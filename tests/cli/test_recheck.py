@@ -672,6 +672,31 @@ def test_the_budget_of_a_certificate_grows_with_its_size() -> None:
     assert budget_for(64 * 1024 * 1024) == TOTAL_BUDGET_S
 
 
+def test_whitespace_in_a_file_earns_no_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The budget is set by the data, not the file: slow.json padded with 1 MiB of
+    spaces (which JSON allows) would otherwise earn 1024 s more."""
+    from softmax_dispersion.theory import recheck as module
+
+    sizes: list[int] = []
+    budget_for = module.budget_for
+
+    def recorded(size: int) -> float:
+        sizes.append(size)
+        return budget_for(size)
+
+    monkeypatch.setattr(module, "budget_for", recorded)
+    data = _certificate_of(_round4_claim("degree"))
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps(data), encoding="utf-8")
+    padded = tmp_path / "padded.json"
+    padded.write_text(json.dumps(data, indent=4) + " " * (1 << 20), encoding="utf-8")
+    for path in (plain, padded):
+        assert not module.recheck_file(path).verified
+    assert len(sizes) == 2 and sizes[0] == sizes[1] < 4096, sizes
+
+
 def test_every_stage_shares_one_budget_set_by_the_size(
     certificate: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
