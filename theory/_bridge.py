@@ -6,8 +6,24 @@ builds them here from terms with sympy's own constructors, and every name become
 claim author defined, and no name an author chose ever reaches sympy's caches or
 methods.  Subterms the decider treats as unknowns (applied functions, derivatives,
 ``Abs``, ``Max``, ``Min``, ``Piecewise``) become ``Dummy`` atoms too, the same one for
-the same canonical term.  sympy evaluates as it builds (``x·x⁻¹`` is ``1``): the decider
-proves the side conditions that make this valid, and its answer is a verdict only.
+the same canonical term.
+
+sympy evaluates as it builds, by the laws of the complex numbers: ``x·x⁻¹`` is ``1``,
+``(√x)²`` is ``x`` and ``exp(log x)`` is ``x``, which the kernel's reading of a partial
+operation outside its domain (an unspecified real number) does not give.  So sympy may
+see a term only where those laws hold, and this module enforces it in one place: a
+:class:`Bridge` is made with the decision's *prover*, and :meth:`Bridge.expr` builds a
+term only after every domain condition of it (a non-zero denominator, a positive
+logarithm argument, a non-negative or positive base of a fractional or symbolic power,
+:func:`~softmax_dispersion.theory.terms.domain_conditions`) has been proved by that
+prover: z3 from the facts (``cancel``), on the tail ``n > N`` of a limit's variable (a
+limit), or at the witness (the vacuity check).  No decider can hand sympy a term without
+saying how its conditions are proved, and none can forget to.  A polynomial is not
+built at all: :func:`polynomial` reads the term's coefficients itself, refusing anything
+but ``+``, ``·``, natural powers of the variable and rational numbers, so nothing can
+simplify on construction.  Both bound what a decision costs by the term's size
+(:data:`MAX_DECIDER_DEGREE`, :data:`MAX_EXPANSION`, :data:`MAX_POLYNOMIAL_DEGREE`,
+:data:`MAX_POLYNOMIAL_BITS`).
 
 :meth:`Bridge.term` reads a decider's sympy result back into a term (to ask z3 a
 question about it), by exact node type, with the kernel's dummies mapped back.
@@ -15,7 +31,9 @@ question about it), by exact node type, with the kernel's dummies mapped back.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+from math import gcd, lcm
 
 import sympy as sp
 from sympy.core.numbers import (
@@ -32,7 +50,39 @@ from sympy.core.numbers import (
 from softmax_dispersion.theory import terms
 from softmax_dispersion.theory.terms import Term, TermError
 
-__all__ = ["Bridge"]
+__all__ = [
+    "MAX_DECIDER_DEGREE",
+    "MAX_EXPANSION",
+    "MAX_POLYNOMIAL_BITS",
+    "MAX_POLYNOMIAL_DEGREE",
+    "Bridge",
+    "Prover",
+    "polynomial",
+    "refuse",
+]
+
+MAX_DECIDER_DEGREE = 16
+"""The largest :func:`~softmax_dispersion.theory.terms.expansion_degree` of a term
+handed to a decider: the degree of what expanding it makes."""
+MAX_EXPANSION = 20_000
+"""The most monomials a term handed to a decider may expand into, counted as
+``C(v + d, d)`` for ``v`` atoms and degree ``d``
+(:func:`~softmax_dispersion.theory.terms.expansion_degree`): what ``together`` and
+``cancel`` (or a limit's leading terms) may have to make of it."""
+MAX_POLYNOMIAL_DEGREE = 8
+"""The largest degree of a polynomial whose real roots are counted."""
+MAX_POLYNOMIAL_BITS = 256
+"""The largest coefficient, in bits, of a polynomial whose real roots are counted (its
+coefficients made coprime integers)."""
+
+Prover = Callable[[Term, str], None]
+"""Proves a domain condition (a formula, with a name for messages) or raises."""
+
+
+def refuse(condition: Term, name: str) -> None:
+    """The prover of a decision that proves nothing: every condition is refused."""
+    raise TermError(f"{name}: a decider may not assume it")
+
 
 _OPAQUE = ("app", "der", "abs", "max", "min", "pw", "lim")
 _BUILD = {
@@ -48,14 +98,30 @@ _BUILD = {
 
 
 class Bridge:
-    """Builds sympy expressions from terms, and reads decider results back."""
+    """Builds sympy expressions from terms whose domain conditions ``prove`` proved, and
+    reads decider results back.
 
-    def __init__(self, opaque: tuple[str, ...] = _OPAQUE) -> None:
+    ``prove(condition, name)`` must prove the formula ``condition`` (``name`` says what
+    it is, for its error) or raise; :meth:`expr` calls it for every domain condition of
+    a term it has not proved already, before sympy sees the term.
+    """
+
+    def __init__(self, prove: Prover, opaque: tuple[str, ...] = _OPAQUE) -> None:
+        self.prove = prove
         self.opaque = opaque
         self.symbols: dict[str, sp.Dummy] = {}
         self.atoms: dict[Term, sp.Dummy] = {}
         self.back: dict[sp.Dummy, Term] = {}
+        self.proved: set[Term] = set()
         self._built: dict[Term, sp.Expr] = {}
+
+    def admit(self, *exprs: Term) -> None:
+        """Prove every domain condition of ``exprs`` (those not proved already)."""
+        for condition, name in terms.domain_conditions(*exprs):
+            key = terms.canonical(condition)
+            if key not in self.proved:
+                self.prove(condition, name)
+                self.proved.add(key)
 
     def symbol(self, name: str, **assumptions: bool) -> sp.Dummy:
         """The dummy standing for the variable ``name`` (``real`` unless told more)."""
@@ -75,7 +141,28 @@ class Bridge:
             self._built[terms.sym(name)] = value
 
     def expr(self, term: Term) -> sp.Expr:
-        """``term`` built by sympy's constructors (it evaluates as it builds)."""
+        """``term`` built by sympy's constructors (it evaluates as it builds), once every
+        domain condition of it is proved (:meth:`admit`), and if expanding it stays
+        within degree :data:`MAX_DECIDER_DEGREE` and :data:`MAX_EXPANSION` monomials
+        (:func:`expansion`)."""
+        degree = terms.expansion_degree(term)
+        if degree > MAX_DECIDER_DEGREE:
+            shown = "more than 10**9" if degree > 10**9 else str(degree)
+            raise TermError(
+                f"{terms.show(term)[:80]} expands to degree {shown}, beyond "
+                f"{MAX_DECIDER_DEGREE}: too costly to decide"
+            )
+        size = expansion(term)
+        if size > MAX_EXPANSION:
+            shown = "more than 10**9" if size > 10**9 else f"{size:,}"
+            raise TermError(
+                f"{terms.show(term)[:80]} may expand into {shown} monomials, beyond "
+                f"{MAX_EXPANSION:,}: too costly to decide"
+            )
+        self.admit(term)
+        return self._expr(term)
+
+    def _expr(self, term: Term) -> sp.Expr:
         found = self._built.get(term)
         if found is not None:
             return found
@@ -99,7 +186,7 @@ class Bridge:
         elif op == "inf":
             built = sp.oo if term[2] > 0 else -sp.oo
         elif op in _BUILD:
-            built = _BUILD[op]([self.expr(c) for c in term.children])
+            built = _BUILD[op]([self._expr(c) for c in term.children])
         else:
             raise TermError(f"{terms.show(term)} is not an expression a decider reads")
         self._built[term] = built
@@ -145,6 +232,151 @@ class Bridge:
             args = [self._term(a, extra, depth + 1) for a in expr.args]  # type: ignore[attr-defined]
             return terms.make(ops[kind], args)
         raise TermError(f"a decider's result holds {kind.__name__}, outside the kernel's terms")
+
+
+_ATOM_OPS = frozenset({"sym", "app", "der", "lim", "abs", "max", "min", "pw", "log", "exp"})
+
+
+def expansion(term: Term) -> int:
+    """A bound on the monomials ``term`` expands into: ``C(v + d, d)``, the monomials of
+    degree at most ``d`` in ``v`` variables, for ``d`` its
+    :func:`~softmax_dispersion.theory.terms.expansion_degree` and ``v`` its distinct
+    atoms (symbols, applied functions, logarithms, exponentials, non-integer powers).
+
+    Examples
+    --------
+    >>> from softmax_dispersion.theory import terms
+    >>> x, y = terms.sym("x"), terms.sym("y")
+    >>> expansion(terms.power(terms.add(x, y), 3))  # 1, x, y, x², xy, y², ... x³ ... y³
+    10
+    """
+    degree = terms.expansion_degree(term)
+    atoms = {
+        terms.canonical(node)
+        for node in terms.walk(term)
+        if node[0] in _ATOM_OPS
+        or (node[0] == "pow" and (terms.value_of(node[3]) or Fraction(1, 2)).denominator != 1)
+    }
+    if degree > 10**6:
+        return 10**9 + 1
+    size = 1
+    for i in range(1, min(degree, len(atoms)) + 1):  # C(v + d, d) = C(v + d, min(v, d))
+        size = size * (len(atoms) + degree - min(degree, len(atoms)) + i) // i
+        if size > 10**9:
+            return 10**9 + 1
+    return size
+
+
+def _polynomial_degree(term: Term, var: str, what: str, cache: dict[Term, int]) -> int:
+    """The degree of ``term`` as a polynomial in ``var``, read from its shape, or an
+    error naming the first node that is not ``+``, ``·``, a natural power, ``var`` or a
+    rational number."""
+    found = cache.get(term)
+    if found is not None:
+        return found
+    op = term[0]
+    if op == "num":
+        found = 0
+    elif op == "sym" and term[2] == var:
+        found = 1
+    elif op in ("add", "mul"):
+        degrees = [_polynomial_degree(c, var, what, cache) for c in term.children]
+        found = max(degrees) if op == "add" else sum(degrees)
+    elif op == "pow" and terms.integer_exponent(term) is not None and term[3][2] >= 0:
+        found = int(term[3][2]) * _polynomial_degree(term[2], var, what, cache)
+    else:
+        raise TermError(
+            f"{what}: {terms.show(term)[:80]} is not a polynomial in {var} with rational "
+            f"coefficients (only +, *, natural powers, {var} and rational numbers)"
+        )
+    if found > MAX_POLYNOMIAL_DEGREE:
+        raise TermError(
+            f"{what}: degree {found} is beyond {MAX_POLYNOMIAL_DEGREE}, the largest whose "
+            "roots the kernel counts"
+        )
+    cache[term] = found
+    return found
+
+
+def _coefficients(term: Term, var: str, cache: dict[Term, list[Fraction]]) -> list[Fraction]:
+    """The coefficients of ``term`` in ``var``, lowest first (its degree already checked)."""
+    found = cache.get(term)
+    if found is not None:
+        return found
+    op = term[0]
+    if op == "num":
+        found = [Fraction(term[2], term[3])]
+    elif op == "sym":
+        found = [Fraction(0), Fraction(1)]
+    elif op == "add":
+        found = []
+        for child in term.children:
+            part = _coefficients(child, var, cache)
+            found += [Fraction(0)] * (len(part) - len(found))
+            for i, c in enumerate(part):
+                found[i] += c
+    elif op == "mul":
+        found = [Fraction(1)]
+        for child in term.children:
+            found = _times(found, _coefficients(child, var, cache))
+    else:  # a natural power
+        base = _coefficients(term[2], var, cache)
+        found = [Fraction(1)]
+        for _ in range(int(term[3][2])):
+            found = _times(found, base)
+    cache[term] = found
+    return found
+
+
+def _times(a: list[Fraction], b: list[Fraction]) -> list[Fraction]:
+    product = [Fraction(0)] * (len(a) + len(b) - 1)
+    for i, x in enumerate(a):
+        if x:
+            for j, y in enumerate(b):
+                product[i + j] += x * y
+    return product
+
+
+def polynomial(term: Term, var: str, what: str) -> sp.Poly:
+    """``term`` as a polynomial in ``var`` over the rationals, read by the kernel itself.
+
+    The term must be a polynomial *as written*: rational numbers, ``var``, ``+``, ``·``
+    and natural powers, nothing else (no ``√x²``, no ``exp(log x)``, no ``x/x``: no node
+    that sympy would simplify as it builds it, and no partial operation), of degree at
+    most :data:`MAX_POLYNOMIAL_DEGREE` read from its shape, and its coefficients, made
+    coprime integers, of at most :data:`MAX_POLYNOMIAL_BITS` bits: exact root counting
+    then costs milliseconds.  The coefficients are computed here, by exact rational
+    arithmetic on the term's own nodes; sympy receives only the list.  The zero
+    polynomial is refused: every number is a root of it, and sympy counts none.
+
+    Examples
+    --------
+    >>> from softmax_dispersion.theory import terms
+    >>> x = terms.sym("x")
+    >>> polynomial(terms.add(terms.power(x, 2), terms.num(-2)), "x", "P").all_coeffs()
+    [1, 0, -2]
+    """
+    terms.check_size(term, what)
+    _polynomial_degree(term, var, what, {})
+    coefficients = _coefficients(term, var, {})
+    while len(coefficients) > 1 and coefficients[-1] == 0:
+        coefficients.pop()
+    if coefficients == [0]:
+        # count_roots says 0 for it: "P(x) = 0 implies no root" would conclude False
+        raise TermError(
+            f"{what}: {terms.show(term)[:80]} is the zero polynomial (every number is a root)"
+        )
+    denominators = lcm(*(c.denominator for c in coefficients))
+    integers = [int(c * denominators) for c in coefficients]
+    common = gcd(*integers) or 1
+    bits = max(abs(i // common).bit_length() for i in integers)
+    if bits > MAX_POLYNOMIAL_BITS:
+        raise TermError(
+            f"{what}: a coefficient of {bits} bits (as coprime integers), beyond "
+            f"{MAX_POLYNOMIAL_BITS}, the largest whose roots the kernel counts"
+        )
+    rationals = [sp.Rational(c.numerator, c.denominator) for c in reversed(coefficients)]
+    return sp.Poly(rationals, sp.Dummy(var, real=True), domain="QQ")
 
 
 def display(term: Term) -> sp.Basic:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import sympy as sp
 
 from softmax_dispersion.theory import _z3, terms
-from softmax_dispersion.theory._bridge import Bridge
+from softmax_dispersion.theory._bridge import Bridge, Prover
 from softmax_dispersion.theory._core import ProofError, require
 from softmax_dispersion.theory._exponentials import exp_to_rational
 from softmax_dispersion.theory.terms import Term, TermError
@@ -24,6 +24,7 @@ __all__ = [
     "decide_identity",
     "leading_term_limit",
     "proved",
+    "proved_from",
     "require_defined",
     "require_inputs_defined",
     "sign_assumptions",
@@ -39,6 +40,16 @@ def proved(facts: Sequence[Term], goal: Term, timeout_ms: int = _SHORT_MS) -> bo
         return _z3.prove_with_z3(list(facts), goal, timeout_ms)[0] == "proved"
     except Exception:  # an untranslatable goal is simply not proved
         return False
+
+
+def proved_from(facts: Sequence[Term], what: str) -> Prover:
+    """The prover of a decision under ``facts``: z3 proves each domain condition from
+    them, or the decision fails naming ``what`` and the condition."""
+
+    def prove(condition: Term, name: str) -> None:
+        require(facts, condition, f"{what}: {name}")
+
+    return prove
 
 
 def require_defined(facts: Sequence[Term], exprs: Sequence[Term], what: str) -> None:
@@ -147,28 +158,29 @@ def decide_identity(
     rhs: Term,
     facts: Sequence[Term],
     what: str = "the identity",
-    defined: bool = False,
+    known: Sequence[Term] = (),
 ) -> str:
     """Decide ``lhs = rhs`` under ``facts`` by ``cancel`` after ``t = exp(.)``.
 
     Side conditions, each proved by z3 from the facts: every partial operation of
     ``lhs`` and ``rhs`` as written is inside its domain (denominators non-zero, as
     ``cancel`` would remove a removable singularity; logarithms' arguments positive;
-    fractional and symbolic powers' bases non-negative or positive); and where the
-    rewriting needs them, every factor of a logarithm's argument is positive.
-    ``defined=True`` says the caller has established the first kind already (for
-    expressions that a substitution made out of well-defined ones).
+    fractional and symbolic powers' bases non-negative or positive), which the
+    :class:`~softmax_dispersion.theory._bridge.Bridge` asks before sympy sees them; and
+    where the rewriting needs them, every factor of a logarithm's argument is positive.
+    ``known`` are formulas the caller proved from ``facts`` (the equations a
+    substitution put in, and the conditions it carried): they help prove the conditions
+    of what it made.
     """
     for side in (lhs, rhs):
         try:
             terms.check_size(side, what)
         except TermError as error:
             raise ProofError(str(error)) from None
-    if not defined:
-        require_defined(facts, [lhs, rhs], what)
+    bridge = Bridge(proved_from([*facts, *known], what))
+    bridge.admit(lhs, rhs)
     if terms.canonical(lhs) == terms.canonical(rhs):
         return "equal canonical forms"
-    bridge = Bridge()
     try:
         difference = bridge.expr(lhs) - bridge.expr(rhs)
     except TermError as error:
@@ -222,16 +234,24 @@ def decide_identity(
 LIMIT_OPS = frozenset({"num", "sym", "pi", "E", "add", "mul", "pow", "exp", "log"})
 
 
-def sympy_limit(expr: Term, var: str, signs: dict[str, str]) -> Term:
-    """sympy's ``limit`` at ``+oo``, shown each parameter with its proved sign only."""
-    bridge = Bridge(opaque=())
+def _built(bridge: Bridge, expr: Term) -> sp.Expr:
+    try:
+        return bridge.expr(expr)
+    except TermError as error:
+        raise ProofError(str(error)) from None
+
+
+def sympy_limit(expr: Term, var: str, signs: dict[str, str], prove: Prover) -> Term:
+    """sympy's ``limit`` at ``+oo``, shown each parameter with its proved sign only;
+    ``prove`` proves the expression's domain conditions (on the tail of ``var``)."""
+    bridge = Bridge(prove, opaque=())
     for name, sign in signs.items():
         if sign == "zero":
             bridge.set_value(name, sp.Integer(0))
         else:
             bridge.set_value(name, sp.Dummy(name, real=True, **{sign: True}))
     variable = bridge.symbol(var)
-    value = sp.limit(bridge.expr(expr), variable, sp.oo)
+    value = sp.limit(_built(bridge, expr), variable, sp.oo)
     if value.has(sp.Limit, sp.AccumBounds, sp.nan, sp.zoo):
         raise ProofError(f"sympy could not evaluate the limit: {type(value).__name__}")
     try:
@@ -316,7 +336,7 @@ def _shown(expr: sp.Expr, bridge: Bridge) -> str:
         return "a subterm"
 
 
-def leading_term_limit(expr: Term, var: str, facts: Sequence[Term]) -> Term:
+def leading_term_limit(expr: Term, var: str, facts: Sequence[Term], prove: Prover) -> Term:
     """``lim_{var -> oo} expr`` from the leading terms of its numerator and denominator.
 
     ``expr`` must be a quotient of sums ``Σ c_i var**a_i`` (coefficients and exponents
@@ -324,12 +344,13 @@ def leading_term_limit(expr: Term, var: str, facts: Sequence[Term]) -> Term:
     prove one exponent larger than every other; the denominator's leading coefficient
     must be non-zero.  Then the limit is the ratio of the leading coefficients if the
     leading exponents are equal, 0 if the numerator's is smaller, and ``±oo`` (the sign
-    of the ratio, proved) if it is larger.
+    of the ratio, proved) if it is larger.  ``prove`` proves the expression's domain
+    conditions (on the tail of ``var``) before sympy builds it.
     """
-    bridge = Bridge(opaque=())
+    bridge = Bridge(prove, opaque=())
     variable = bridge.symbol(var)
     route = _Limits(bridge, facts)
-    built = _normal_powers(sp.together(bridge.expr(expr)), variable, bridge)
+    built = _normal_powers(sp.together(_built(bridge, expr)), variable, bridge)
     numerator, denominator = sp.fraction(sp.together(built))
     num_terms = _power_terms(numerator, variable)
     den_terms = _power_terms(denominator, variable)

@@ -34,7 +34,13 @@ from softmax_dispersion.theory._bridge import Bridge
 from softmax_dispersion.theory._core import ProofError, require
 from softmax_dispersion.theory._exponentials import exp_to_rational
 from softmax_dispersion.theory._snapshot import WitnessFunction, WitnessValue
-from softmax_dispersion.theory.definitions import Definitions, LetDef, RootDef, SumDef
+from softmax_dispersion.theory.definitions import (
+    Definitions,
+    LetDef,
+    RootDef,
+    SumDef,
+    root_polynomial,
+)
 from softmax_dispersion.theory.terms import Term, TermError, show
 
 __all__ = ["VacuityError", "check_witness"]
@@ -50,25 +56,27 @@ class _Undecided(Exception):
     pass
 
 
-def _root_interval(root: RootDef, iv: Any) -> Any:
-    """The root's isolating interval, narrowed by exact root counting to ~2^-prec."""
-    bridge = Bridge(opaque=())
-    var = bridge.symbol(root.var)
-    poly = sp.Poly(bridge.expr(root.polynomial), var, domain="QQ")
+def _root_interval(poly: sp.Poly, root: RootDef, iv: Any) -> Any:
+    """The root's isolating interval, narrowed to ~2^-prec by the sign of the polynomial's
+    square-free part (the root is a simple root of it, and the only one in the interval,
+    so its sign differs at the two ends of every interval that holds the root)."""
+    simple = poly.sqf_part()
     lo_f, hi_f = terms.value_of(root.lower), terms.value_of(root.upper)
     assert lo_f is not None and hi_f is not None
     lo = sp.Rational(lo_f.numerator, lo_f.denominator)
     hi = sp.Rational(hi_f.numerator, hi_f.denominator)
+    below = simple.eval(lo) < 0
     width = sp.Rational(1, 2 ** (iv.prec + 4))
     while hi - lo > width:
         mid = (lo + hi) / 2
-        if poly.eval(mid) == 0:
+        value = simple.eval(mid)
+        if value == 0:
             lo = hi = mid
             break
-        if poly.count_roots(lo, mid) == 1:
-            hi = mid
-        else:
+        if (value < 0) == below:
             lo = mid
+        else:
+            hi = mid
     lo_iv = iv.mpf(int(lo.p)) / iv.mpf(int(lo.q))
     hi_iv = iv.mpf(int(hi.p)) / iv.mpf(int(hi.q))
     return iv.mpf([lo_iv.a, hi_iv.b])
@@ -79,6 +87,32 @@ class _Evaluator:
 
     def __init__(self, roots: Mapping[str, RootDef]) -> None:
         self.roots = roots
+        self.defined: set[Term] = set()
+        self._polynomials: dict[str, sp.Poly] = {}
+        self._intervals: dict[tuple[str, int], Any] = {}
+
+    def at_witness(self, condition: Term, name: str) -> None:
+        """The prover of the witness's bridges: ``condition`` holds at the witness."""
+        key = terms.canonical(condition)
+        if key in self.defined:
+            return
+        if not self.truth(condition):
+            raise _Undecided(f"{name} fails at the witness")
+        self.defined.add(key)
+
+    def bridge(self, opaque: tuple[str, ...] | None = None) -> Bridge:
+        """A bridge whose terms' domain conditions are decided at the witness."""
+        return Bridge(self.at_witness) if opaque is None else Bridge(self.at_witness, opaque)
+
+    def root_interval(self, name: str, iv: Any) -> Any:
+        """The root ``name``'s enclosure at ``iv``'s precision (computed once)."""
+        key = (name, iv.prec)
+        if key not in self._intervals:
+            root = self.roots[name]
+            if name not in self._polynomials:
+                self._polynomials[name] = root_polynomial(root)
+            self._intervals[key] = _root_interval(self._polynomials[name], root, iv)
+        return self._intervals[key]
 
     def interval(self, term: Term, iv: Any) -> Any:
         op = term[0]
@@ -89,7 +123,7 @@ class _Evaluator:
         if op == "E":
             return iv.e
         if op == "sym" and term[2] in self.roots:
-            return _root_interval(self.roots[term[2]], iv)
+            return self.root_interval(term[2], iv)
         args = [self.interval(c, iv) for c in term.children] if op not in ("pw",) else []
         if op == "add":
             total = args[0]
@@ -139,10 +173,10 @@ class _Evaluator:
         """``cancel`` reduces the closed difference to zero (the roots held as symbols)."""
         try:
             terms.check_size(difference, "a difference at the witness")
-            expr = Bridge().expr(difference)
+            expr = self.bridge().expr(difference)
             rational, _ = exp_to_rational(expr, positive=lambda b: bool(b.is_Rational and b > 0))
             return bool(sp.cancel(sp.together(rational)) == 0)
-        except (sp.PolynomialError, TypeError, TermError, ValueError):
+        except (sp.PolynomialError, TypeError, TermError, ValueError, _Undecided):
             return False
 
     def sign(self, difference: Term) -> int:
@@ -331,6 +365,7 @@ class _Witness:
             raise VacuityError(f"{what}: undecided at the witness ({error})") from None
         if not verdict:
             raise VacuityError(f"{what} fails at the witness")
+        self.evaluator.defined.add(terms.canonical(closed))  # known to hold there
 
     def in_domain(self, expr: Term, what: str) -> None:
         """Every partial operation of ``expr``, values put in and functions applied,
@@ -352,8 +387,8 @@ class _Witness:
         closed = self.value_of(count, what)
         try:
             terms.check_size(closed, what)
-            value = Bridge(opaque=()).expr(closed)
-        except TermError as error:
+            value = self.evaluator.bridge(opaque=()).expr(closed)
+        except (TermError, _Undecided) as error:
             raise VacuityError(f"{what}: {error}") from None
         if not (
             type(value) in (sp.Integer, sp.core.numbers.Zero, sp.core.numbers.One) and value >= 0

@@ -430,6 +430,10 @@ def _mentions(exprs: Iterable[Term], definition: FrozenDefinition) -> bool:
 class Definitions:
     """A claim's definitions, checked: families, sums, abbreviations and roots.
 
+    ``decide=False`` reads them for printing only (a certificate's readable fields): the
+    structure is checked, no root is isolated, and :meth:`facts` states nothing, so
+    that generating readable text never repeats a decision's work.
+
     Raises
     ------
     DefinitionError
@@ -437,8 +441,9 @@ class Definitions:
         an index symbol that is not fresh, a root not isolated, a family of two shapes.
     """
 
-    def __init__(self, definitions: Sequence[FrozenDefinition]) -> None:
+    def __init__(self, definitions: Sequence[FrozenDefinition], *, decide: bool = True) -> None:
         self.items: tuple[FrozenDefinition, ...] = tuple(definitions)
+        self.decided = decide
         self.families: dict[str, FamilyDef] = {}
         self.by_name: dict[str, FrozenDefinition] = {}
         for definition in self.items:
@@ -459,7 +464,7 @@ class Definitions:
                 )
             if isinstance(definition, SumDef):
                 self._check_sum(definition, symbols | functions)
-            if isinstance(definition, RootDef):
+            if isinstance(definition, RootDef) and decide:
                 isolate(definition)
         self._check_index_freshness()
 
@@ -547,7 +552,13 @@ class Definitions:
         return sorted(found)
 
     def facts(self) -> list[Term]:
-        """What the abbreviations and roots state: their defining equations."""
+        """What the abbreviations and roots state: their defining equations.
+
+        Only definitions whose roots were isolated (``decide=True``) state facts: those
+        read only to print a claim (``decide=False``) decide nothing and state nothing.
+        """
+        if not self.decided:
+            raise DefinitionError("definitions read only to be printed state no facts")
         found: list[Term] = []
         for definition in self.items:
             if isinstance(definition, LetDef):
@@ -607,26 +618,24 @@ class Definitions:
         return found
 
 
-def isolate(root: RootDef) -> None:
-    """Decide that exactly one root lies in ``(lower, upper)``, neither end a root."""
-    from softmax_dispersion.theory._bridge import Bridge
+def root_polynomial(root: RootDef) -> sp.Poly:
+    """The root's polynomial, read by the kernel as a polynomial term (or an error)."""
+    from softmax_dispersion.theory._bridge import polynomial
 
     if terms.free_names(root.polynomial) - {root.var}:
         raise DefinitionError(f"{root.name}: the polynomial has parameters besides {root.var}")
+    try:
+        return polynomial(root.polynomial, root.var, f"the polynomial of {root.name}")
+    except terms.TermError as error:
+        raise DefinitionError(str(error)) from None
+
+
+def isolate(root: RootDef) -> None:
+    """Decide that exactly one root lies in ``(lower, upper)``, neither end a root."""
     lo, hi = terms.value_of(root.lower), terms.value_of(root.upper)
     if lo is None or hi is None or not lo < hi:
         raise DefinitionError(f"{root.name}: the bounds must be rationals lower < upper")
-    bridge = Bridge(opaque=())
-    try:
-        terms.check_size(root.polynomial, f"the polynomial of {root.name}")
-        var = bridge.symbol(root.var)
-        poly = sp.Poly(bridge.expr(root.polynomial), var, domain="QQ")
-    except (terms.TermError, sp.PolynomialError, sp.CoercionFailed) as error:
-        raise DefinitionError(
-            f"{root.name}: not a polynomial with rational coefficients ({error})"
-        ) from None
-    if poly.is_zero:
-        raise DefinitionError(f"{root.name}: the zero polynomial has no isolated root")
+    poly = root_polynomial(root)  # never the zero polynomial: refused as it is read
     lo_q, hi_q = (
         sp.Rational(lo.numerator, lo.denominator),
         sp.Rational(hi.numerator, hi.denominator),

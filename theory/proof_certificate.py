@@ -141,7 +141,7 @@ def _claim_record(result: ClaimResult) -> dict[str, Any]:
     content = result.content()
     frozen = read_claim(content)
     try:
-        definitions = Definitions(frozen.definitions)
+        definitions = Definitions(frozen.definitions, decide=False)
     except ValueError:
         definitions = Definitions(())
     readable = readable_steps(frozen, definitions)

@@ -17,6 +17,10 @@ it again with the kernel, in four stages, each refusing what it cannot accept:
    come earlier in the file), in a registry of its own: nothing is taken from an
    earlier check, every step under a time budget.
 
+Stages 3 and 4 share one time budget, which grows with the size of the certificate's
+data, not of its file (:func:`budget_for`): a small certificate cannot keep ``recheck``
+busy for long, and padding earns it no time.
+
 A file that cannot be read raises :class:`CertificateFormatError` (the CLI's exit 2); a
 claim that fails stages 2 to 4 makes the report fail (exit 1).  It never imports the
 modules that define the claims: what is re-verified is what the file says.
@@ -74,7 +78,25 @@ STEP_BUDGET_S = 60.0
 CLAIM_BUDGET_S = 600.0
 """The time budget of one claim (its witness, definitions and every step)."""
 TOTAL_BUDGET_S = 1800.0
-"""The time budget of a whole certificate."""
+"""The largest time budget of a whole certificate (every stage after the hashes)."""
+BASE_BUDGET_S = 10.0
+"""The time budget of a certificate, before its size is counted."""
+BUDGET_PER_KIB_S = 1.0
+"""The time budget a certificate earns per KiB of its JSON text: its budget is
+``BASE_BUDGET_S + BUDGET_PER_KIB_S · KiB``, at most ``TOTAL_BUDGET_S``, so that no
+small file can keep ``recheck`` busy for long (the thirteen claims take about 0.07 s
+per KiB)."""
+
+
+def budget_for(size: int) -> float:
+    """The time budget, in seconds, of a certificate of ``size`` bytes of JSON.
+
+    Examples
+    --------
+    >>> budget_for(1434), budget_for(254_000), budget_for(64 * 1024 * 1024)
+    (11.400390625, 258.046875, 1800.0)
+    """
+    return min(TOTAL_BUDGET_S, BASE_BUDGET_S + BUDGET_PER_KIB_S * size / 1024)
 
 
 @dataclass
@@ -264,18 +286,21 @@ def _readable_problem(entry: Mapping[str, Any], frozen: FrozenClaim) -> str | No
                 f"(the file shows {str(entry.get(key))[:60]!r}, the content says {expected[:60]!r})"
             )
     try:
-        definitions = Definitions(frozen.definitions)
+        definitions = Definitions(frozen.definitions, decide=False)
     except (DefinitionError, ValueError):
         definitions = Definitions(())
     return _readable_steps_problem(entry["steps"], readable_steps(frozen, definitions), frozen.id)
 
 
-def _readable_stage(entries: list[dict[str, Any]], claims: list[FrozenClaim]) -> str | None:
+def _readable_stage(
+    entries: list[dict[str, Any]], claims: list[FrozenClaim], deadline: float
+) -> str | None:
     """Citations in file order, and the readable fields, for every claim (under the
-    certificate's time budget: generating them is work too)."""
+    certificate's one time budget, which the decision shares: generating them is work
+    too, and it decides nothing: no root is isolated, nothing is proved)."""
     seen: set[str] = set()
     try:
-        with time_budget(TOTAL_BUDGET_S):
+        with time_budget(max(deadline - time.monotonic(), 1e-3)):
             for entry, frozen in zip(entries, claims, strict=True):
                 missing = [cited for cited in frozen.cites if cited not in seen]
                 if missing:
@@ -303,7 +328,11 @@ def recheck(
 
     ``registry`` holds earlier re-decisions by content hash (a claim whose content has
     that very hash is not decided twice); by default it is a fresh one, so that
-    everything is decided again.
+    everything is decided again.  Everything after the hashes (reading the content,
+    the readable fields, every decision) runs under one time budget,
+    :func:`budget_for` the size in bytes of the certificate's data written as JSON on
+    one line (so that a file's indentation or padding earns no time): no stage has a
+    budget of its own that a file could add to another's.
 
     Raises
     ------
@@ -319,20 +348,30 @@ def recheck(
         problem = _hash_problem(entry, number)
         if problem:
             return RecheckReport([], tools, refused=problem)
+    try:
+        size = len(json.dumps(certificate, ensure_ascii=False).encode("utf-8"))
+    except (TypeError, ValueError):
+        raise CertificateFormatError("the certificate is not JSON data") from None
+    budget = budget_for(size)
+    deadline = time.monotonic() + budget
     reader = Reader()
     frozen_claims: list[FrozenClaim] = []
-    for number, entry in enumerate(entries, 1):
-        try:
-            frozen = read_claim(entry["content"], reader)
-        except CertificateFormatError as error:
-            raise CertificateFormatError(f"claim {number}: {error}") from None
-        rules.CITED_STATEMENTS.setdefault(entry["hash"], frozen.statement)
-        frozen_claims.append(frozen)
-    problem = _readable_stage(entries, frozen_claims)
+    try:
+        with time_budget(budget):
+            for number, entry in enumerate(entries, 1):
+                try:
+                    frozen = read_claim(entry["content"], reader)
+                except CertificateFormatError as error:
+                    raise CertificateFormatError(f"claim {number}: {error}") from None
+                rules.CITED_STATEMENTS.setdefault(entry["hash"], frozen.statement)
+                frozen_claims.append(frozen)
+    except BudgetExceeded:
+        return RecheckReport([], tools, refused=f"reading ran past the budget ({budget:.0f} s)")
+    problem = _readable_stage(entries, frozen_claims, deadline)
     if problem:
         return RecheckReport([], tools, refused=problem)
     fresh: dict[str, Any] = {} if registry is None else registry
-    verdicts = _decide(entries, frozen_claims, step_budget_s, fresh, registry is not None)
+    verdicts = _decide(entries, frozen_claims, step_budget_s, fresh, registry is not None, deadline)
     return RecheckReport(verdicts, tools)
 
 
@@ -342,11 +381,11 @@ def _decide(
     step_budget_s: float | None,
     registry: dict[str, Any],
     reuse: bool,
+    deadline: float,
 ) -> list[ClaimRecheck]:
     verdicts: list[ClaimRecheck] = []
     previous = _core.STEP_BUDGET_S[0]
     _core.STEP_BUDGET_S[0] = step_budget_s
-    deadline = time.monotonic() + TOTAL_BUDGET_S
     try:
         for entry, frozen in zip(entries, claims, strict=True):
             if time.monotonic() > deadline:
@@ -355,7 +394,7 @@ def _decide(
                 continue
             start = time.perf_counter()
             try:
-                with time_budget(min(CLAIM_BUDGET_S, max(deadline - time.monotonic(), 1.0))):
+                with time_budget(min(CLAIM_BUDGET_S, max(deadline - time.monotonic(), 1e-3))):
                     result = check_frozen(frozen, registry=registry, reuse=reuse)
             except BudgetExceeded:
                 verdicts.append(

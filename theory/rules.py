@@ -23,7 +23,8 @@ from typing import Any, ClassVar
 import sympy as sp
 
 from softmax_dispersion.theory import terms
-from softmax_dispersion.theory._bridge import Bridge
+from softmax_dispersion.theory._bridge import Prover
+from softmax_dispersion.theory._bridge import polynomial as read_polynomial
 from softmax_dispersion.theory._core import (
     LOGIC,
     ClaimRef,
@@ -41,6 +42,7 @@ from softmax_dispersion.theory._deciders import (
     LIMIT_OPS,
     decide_identity,
     leading_term_limit,
+    proved,
     require_defined,
     require_inputs_defined,
     sign_assumptions,
@@ -212,8 +214,8 @@ def _identity_decide(step: FrozenStep, context: Context) -> str:
     lhs, rhs = step["lhs"], step["rhs"]
     if not step["substitute"]:
         return decide_identity(lhs, rhs, context.facts)
-    lhs, rhs = substituted(context, step["substitute"], lhs, rhs)
-    return decide_identity(lhs, rhs, context.facts, defined=True)
+    (lhs, rhs), carried = substituted(context, step["substitute"], lhs, rhs)
+    return decide_identity(lhs, rhs, context.facts, known=carried)
 
 
 register(
@@ -224,16 +226,22 @@ register(
 )
 
 
-def substituted(context: Context, equations: Sequence[Term], *exprs: Term) -> tuple[Term, ...]:
+def substituted(
+    context: Context, equations: Sequence[Term], *exprs: Term
+) -> tuple[tuple[Term, ...], list[Term]]:
     """Substitute equations ``term = expression`` that the facts imply.
 
     The expressions, and each substituted expression, must be well-defined (every
     partial operation inside its domain, by z3).  The substituted expressions then have
     the values of the originals, and every partial operation in them is inside its
-    domain too.  The replacement is the kernel's own (nothing evaluated, nothing under
-    a limit or a derivative touched).
+    domain too: returned with them are the equations and the domain conditions carried
+    through the replacements (each proved condition with the equal value put in, and
+    the conditions of each value), true facts from which a decider proves the new
+    expressions' conditions.  The replacement is the kernel's own (nothing evaluated,
+    nothing under a limit or a derivative touched).
     """
     require_defined(context.facts, list(exprs), "before substituting")
+    carried = [condition for condition, _ in terms.domain_conditions(*exprs)]
     result = tuple(exprs)
     for equation in equations:  # in order: each replaces a term by its value
         lhs = equation[2] if equation[0] == "eq" else None
@@ -253,7 +261,9 @@ def substituted(context: Context, equations: Sequence[Term], *exprs: Term) -> tu
         context.require(equation, "the substituted equation")
         require_defined(context.facts, [rhs], "the substituted value")
         result = tuple(terms.replace(e, lhs, rhs) for e in result)
-    return result
+        carried = [terms.replace(c, lhs, rhs) for c in carried]
+        carried += [equation, *(condition for condition, _ in terms.domain_conditions(rhs))]
+    return result, carried
 
 
 # --------------------------------------------------------------------------------------
@@ -505,6 +515,51 @@ def _reparametrised(context: Context, equations: Sequence[Term], expr: Term, var
     return result
 
 
+TAIL_BOUNDS = (1, 1 << 20)
+"""The bounds ``N`` tried for a limit's tail: a condition on the limit variable ``n``
+must hold for every ``n > N`` (z3), for one of them."""
+
+
+def _on_the_tail(context: Context, var: str) -> Prover:
+    """The prover of a limit in ``var`` at ``+oo``: what sympy reads must hold eventually.
+
+    A condition free of ``var`` is proved from the facts.  One that mentions ``var``
+    (the denominator ``n - 1``, the base ``n`` of ``n**s``) is about the limit's
+    variable, not the claim's symbol of that name: it is proved for a fresh variable
+    ``v`` from the facts (which say nothing of ``v``) and ``v > N``, for ``N`` one of
+    :data:`TAIL_BOUNDS`.  A limit depends only on a tail, and on the tail every partial
+    operation is inside its domain, where sympy's laws are the kernel's reading.
+    """
+    done: set[Term] = set()
+
+    def prove(condition: Term, name: str) -> None:
+        what = f"the limit's expression: {name}"
+        key = terms.canonical(condition)
+        if key in done:
+            return
+        if var not in terms.free_names(condition):
+            context.require(condition, what)
+            done.add(key)
+            return
+        taken = set(terms.free_names(condition))
+        for fact in context.facts:
+            taken |= terms.free_names(fact)
+        tail = terms.sym(terms.fresh_name(f"{var}_tail", taken))
+        moved = terms.substitute(condition, {var: tail})
+        for bound in TAIL_BOUNDS:
+            beyond = [terms.rel("lt", terms.num(bound), tail), terms.rel("lt", terms.ZERO, tail)]
+            if proved([*context.facts, *beyond], moved):
+                done.add(key)
+                return
+        raise ProofError(
+            f"{what} is not shown to hold for every {var} > N (N = "
+            f"{' or '.join(str(b) for b in TAIL_BOUNDS)}): the limit's expression must be "
+            f"well-defined on a tail of {var}"
+        )
+
+    return prove
+
+
 def _limit_decide(step: FrozenStep, context: Context) -> str:
     expr, var, expected = step["expr"], step["var"], step["expected"]
     if step["point"] != terms.OO:
@@ -514,14 +569,14 @@ def _limit_decide(step: FrozenStep, context: Context) -> str:
     held_fixed(context, [expr, expected, *step["substitute"]], var, "a limit")
     _limit_expression(expr, "the limit's expression")
     decided = _reparametrised(context, step["substitute"], expr, var)
+    tail = _on_the_tail(context, var)
     for condition, name in terms.domain_conditions(expr, decided):
-        if var not in terms.free_names(condition):
-            context.require(condition, f"the limit's expression: {name}")
+        tail(condition, name)
     signs: dict[str, str] = {}
     for name in sorted(terms.free_names(decided) - {var}):
         signs[name] = sign_assumptions(name, context.facts)
-    leading = leading_term_limit(decided, var, context.facts)
-    gruntz = sympy_limit(decided, var, signs)
+    leading = leading_term_limit(decided, var, context.facts, tail)
+    gruntz = sympy_limit(decided, var, signs, tail)
     for route, value in (("sympy's limit", gruntz), ("the leading terms", leading)):
         _same_value(value, expected, context, route)
     shown = ", ".join(f"{name} {sign}" for name, sign in signs.items())
@@ -907,8 +962,8 @@ def _linearity_decide(step: FrozenStep, context: Context) -> str:
         *(terms.mul(c, part.term) for (c, _), part in zip(pairs, parts, strict=True))
     )
     if step["substitute"]:
-        lhs, rhs = substituted(inside, step["substitute"], target.term, termwise)
-        detail = decide_identity(lhs, rhs, inside.facts, "the termwise identity", True)
+        (lhs, rhs), carried = substituted(inside, step["substitute"], target.term, termwise)
+        detail = decide_identity(lhs, rhs, inside.facts, "the termwise identity", known=carried)
     else:
         detail = decide_identity(target.term, termwise, inside.facts, "the termwise identity")
     return f"termwise identity decided: {detail}"
@@ -964,26 +1019,24 @@ def _roots_conclusion(step: FrozenStep, _: Definitions) -> Term:
     return terms.make("implies", (terms.rel("eq", step["polynomial"], terms.ZERO), found))
 
 
-def _poly(polynomial: Term, var: str) -> sp.Poly:
+def _poly(polynomial: Term, var: str, what: str) -> sp.Poly:
     if terms.free_names(polynomial) - {var}:
         raise ProofError(f"{show(polynomial)} has parameters besides {var}")
-    bridge = Bridge(opaque=())
     try:
-        terms.check_size(polynomial, "the polynomial")
-        return sp.Poly(bridge.expr(polynomial), bridge.symbol(var), domain="QQ")
-    except (TermError, sp.PolynomialError, sp.CoercionFailed) as error:
-        raise ProofError(f"not a polynomial with rational coefficients: {error}") from None
+        return read_polynomial(polynomial, var, what)
+    except TermError as error:
+        raise ProofError(str(error)) from None
 
 
 def _roots_decide(step: FrozenStep, context: Context) -> str:
-    poly = _poly(step["polynomial"], step["var"])
+    poly = _poly(step["polynomial"], step["var"], "the polynomial")
     intervals: list[tuple[Fraction, Fraction]] = []
     for ref in step["roots"]:
         root = context.definitions.by_name.get(ref.name)
         if not isinstance(root, RootDef):
             raise ProofError(f"{ref.name} is not a RealRoot among the claim's definitions")
-        theirs = _poly(root.polynomial, root.var)
-        if theirs.as_expr().xreplace({theirs.gens[0]: poly.gens[0]}) != poly.as_expr():
+        theirs = _poly(root.polynomial, root.var, f"the polynomial of {ref.name}")
+        if theirs.all_coeffs() != poly.all_coeffs():
             raise ProofError(f"{ref.name} is a root of another polynomial")
         lo, hi = terms.value_of(root.lower), terms.value_of(root.upper)
         assert lo is not None and hi is not None

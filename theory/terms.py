@@ -74,12 +74,14 @@ __all__ = [
     "div",
     "domain_conditions",
     "exp",
+    "expansion_degree",
     "free_functions",
     "free_names",
     "instantiate",
     "is_real",
     "limit",
     "log",
+    "loose_levels",
     "mul",
     "neg",
     "num",
@@ -517,13 +519,45 @@ _BOUND: dict[Term, bool] = {}
 
 
 def has_bound(term: Term) -> bool:
-    """``term`` mentions a bound variable (it lies under a binder)."""
+    """``term`` mentions a bound variable anywhere, a closed binder's own included.
+
+    Whether ``term`` needs a binder *around* it is :func:`is_closed`'s question: a
+    derivative at a point mentions its own bound variable, yet it is a closed term.
+    """
     found = _BOUND.get(term)
     if found is None:
         found = term[0] == "bound" or any(has_bound(c) for c in term.children)
         if len(_BOUND) > 500_000:
             _BOUND.clear()
         _BOUND[term] = found
+    return found
+
+
+_LOOSE: dict[Term, int] = {}
+
+
+def loose_levels(term: Term) -> int:
+    """How many binders ``term`` needs around it: one more than the largest index of a
+    bound variable that no binder inside ``term`` binds (0 for a closed term)."""
+    found = _LOOSE.get(term)
+    if found is None:
+        if term[0] == "bound":
+            found = term[2] + 1
+        elif not has_bound(term):
+            found = 0
+        else:
+            found = 0
+            for position, child in enumerate(term[2:]):
+                if type(child) is not Term:
+                    continue
+                inner = loose_levels(child)
+                # a binder's body sees one more binder: its own
+                if term[0] in ("lim", "der") and position == 1:
+                    inner = max(inner - 1, 0)
+                found = max(found, inner)
+        if len(_LOOSE) > 500_000:
+            _LOOSE.clear()
+        _LOOSE[term] = found
     return found
 
 
@@ -619,18 +653,109 @@ def weight(term: Term) -> int:
 
 
 def is_closed(term: Term, level: int = 0) -> bool:
-    """Every bound variable of ``term`` lies under a binder that binds it."""
-    if term[0] == "bound":
-        return term[2] < level  # type: ignore[no-any-return]
-    if not has_bound(term):
-        return True
-    for position, child in enumerate(term[2:]):
-        if type(child) is not Term:
-            continue
-        binder_body = term[0] in ("lim", "der") and position == 1
-        if not is_closed(child, level + 1 if binder_body else level):
-            return False
-    return True
+    """Every bound variable of ``term`` lies under a binder that binds it (``level``
+    binders around ``term`` counted)."""
+    return loose_levels(term) <= level
+
+
+_CAP = 1 << 40
+
+
+def _capped(value: int) -> int:
+    return min(value, _CAP)
+
+
+_MASSES: dict[Term, int] = {}
+
+
+def _mass(term: Term) -> int:
+    """A bound on the sum of the integer coefficients' sizes of ``term`` expanded: what
+    ``exp(term)`` becomes as a product of powers ``t**k`` after ``t = exp(.)``."""
+    found = _MASSES.get(term)
+    if found is None:
+        op = term[0]
+        if op == "num":
+            found = abs(term[2])
+        elif op == "add":
+            found = _capped(sum(_mass(c) for c in term.children))
+        elif op == "mul":
+            found = 1
+            for child in term.children:
+                found = _capped(found * _mass(child))
+        elif op == "pow" and integer_exponent(term) is not None and term[3][2] >= 0:
+            base = _mass(term[2])
+            k = int(term[3][2])
+            found = _CAP if base > 1 and k * base.bit_length() > 40 else _capped(base**k)
+        else:
+            found = 1
+        if len(_MASSES) > 500_000:
+            _MASSES.clear()
+        _MASSES[term] = found
+    return found
+
+
+_DEGREES: dict[Term, tuple[int, int, int]] = {}
+_ATOMS = ("app", "der", "lim", "abs", "max", "min", "pw", "log")
+
+
+def _degree(term: Term) -> tuple[int, int, int]:
+    """``(numerator, denominator, worst)``: bounds on the degrees of ``term`` brought to
+    one fraction of polynomials in its atoms after ``t = exp(.)`` (what ``together``
+    makes), and the largest such bound over its subterms."""
+    found = _DEGREES.get(term)
+    if found is None:
+        op = term[0]
+        kids = [_degree(c) for c in term.children]
+        worst = max((k[2] for k in kids), default=0)
+        top, bottom = 0, 0
+        if op in ("sym", "bound", *_ATOMS):
+            top = 1
+        elif op == "add":  # a common denominator: the product of the denominators
+            bottom = _capped(sum(k[1] for k in kids))
+            top = max(_capped(k[0] + bottom - k[1]) for k in kids)
+        elif op == "mul":
+            top = _capped(sum(k[0] for k in kids))
+            bottom = _capped(sum(k[1] for k in kids))
+        elif op == "pow":
+            value = value_of(term[3])
+            if value is None:  # b**y is exp(y log b): t**k for k as large as y's coefficients
+                top = bottom = max(1, _mass(term[3]))
+            elif value.denominator != 1:  # an atom (its base is not expanded)
+                top = 1
+            else:
+                k = abs(value.numerator)
+                num_, den_ = (kids[0][0], kids[0][1]) if value > 0 else (kids[0][1], kids[0][0])
+                top, bottom = _capped(k * num_), _capped(k * den_)
+        elif op == "exp":  # t**k / s**l with k, l as large as the argument's coefficients
+            top = bottom = max(1, _mass(term[2]))
+        elif op not in ("num", "pi", "E", "true", "false", "inf"):
+            top = max((k[0] for k in kids), default=0)  # relations: each side on its own
+            bottom = max((k[1] for k in kids), default=0)
+        found = (top, bottom, max(worst, top, bottom))
+        if len(_DEGREES) > 500_000:
+            _DEGREES.clear()
+        _DEGREES[term] = found
+    return found
+
+
+def expansion_degree(term: Term) -> int:
+    """A bound on the degree of every part of ``term`` brought to one fraction of
+    polynomials in its atoms, as a decider does (``together`` and ``cancel``, a limit's
+    leading terms): integer powers multiply the degree, products add it, a sum of
+    fractions multiplies their denominators, and ``exp(a)`` becomes ``t**k`` with ``k``
+    as large as ``a``'s integer coefficients.  The weight bounds what a term *holds*;
+    this bounds what expanding it *makes*: ``(x + y + z)**1024`` weighs 7,169 and
+    expands into 525,825 monomials of degree 1024.
+
+    Examples
+    --------
+    >>> x, y = sym("x"), sym("y")
+    >>> expansion_degree(power(add(x, y), 3))
+    3
+    >>> expansion_degree(exp(mul(num(1024), x)))  # t**1024 after t = exp(x)
+    1024
+    """
+    return _degree(term)[2]
 
 
 def check_size(term: Term, what: str) -> Term:
@@ -744,7 +869,7 @@ def _canonical(term: Term) -> Term:
         # the bound variable's print name does not count; a derivative at a variable
         # keeps that variable's name, so that it still reads Derivative(A(t), t)
         payload = list(term[2:])
-        point = term[4]
+        point = kids[1]  # the canonical point: 1·t is the point t
         payload[0] = point[2] if op == "der" and point[0] == "sym" else "x"
         rebuilt = iter(kids)
         return make(op, [next(rebuilt) if type(i) is Term else i for i in payload])
@@ -1039,8 +1164,11 @@ def domain_conditions(*exprs: Term) -> list[tuple[Term, str]]:
 
     A negative integer power needs a non-zero base, a logarithm a positive argument, a
     positive rational power a non-negative base, any other non-integer power a positive
-    base.  Operations under a binder whose bound variable they mention are the binder's
-    concern (the rule that introduced it decided them); the others are read as well.
+    base.  An operation that mentions a *loose* bound variable (one whose binder lies
+    outside the operation: ``1/x`` in ``d/dx log(x)``) is the binder's concern, since
+    the rule that introduced the binder decided it; every other operation is read, and a
+    closed binder inside one (a derivative at a point, a limit) is an opaque argument
+    like any other: ``1/D`` with ``D`` a derivative at a point needs ``D != 0``.
     """
     found: list[tuple[Term, str]] = []
     seen: set[Term] = set()
@@ -1053,7 +1181,7 @@ def domain_conditions(*exprs: Term) -> list[tuple[Term, str]]:
     for expr in exprs:
         for node in walk(expr):
             op = node[0]
-            if has_bound(node):
+            if loose_levels(node):
                 continue
             if op == "pow":
                 base, exponent = node[2], node[3]
@@ -1178,14 +1306,17 @@ def _show(term: Term, names: tuple[str, ...]) -> str:
 
 
 def _display_hint(binder: Term, names: tuple[str, ...]) -> str:
-    """The bound variable's name, unless a free name of the body or an outer binder's
-    name has it (then a fresh one): what is printed must read back the same."""
-    hint: str = binder[2]
-    taken = set(free_names(binder[3])) | set(names)
-    point = binder[4]
-    if binder[0] == "der" and point[0] == "sym" and point[2] == hint:
-        taken.discard(hint)
-    return fresh_name(hint, taken)
+    """The bound variable's printed name: its hint, unless a free name of the body or an
+    outer binder's name has it (then a fresh one).
+
+    The hint comes from whoever wrote the term (a certificate's author included), so it
+    is never trusted to be fresh: a name free in the body is never reused, even where
+    the point of a derivative is a symbol of that name (``d/dx (x·t)`` at ``x = t``
+    with the hint ``t`` prints ``Subs(Derivative(t*t1, t1), t1, t)``, never
+    ``Derivative(t*t, t)``).  ``Derivative(f, v)`` is printed only when the point is
+    the free symbol ``v`` itself and ``v`` is fresh in the body, where it reads right.
+    """
+    return fresh_name(binder[2], set(free_names(binder[3])) | set(names))
 
 
 def _show_sum(term: Term, names: tuple[str, ...]) -> str:
@@ -1226,10 +1357,19 @@ def _show_product(factors: tuple[Term, ...], names: tuple[str, ...], inner: bool
             coefficient *= value
             continue
         k = integer_exponent(factor)
+        if k is not None and k < 0 and factor[2][0] == "mul":
+            # (y*z)**(-1) is one reciprocal, apart from 1/(y*z), which is two: at y = 0
+            # they are different unspecified numbers, so they never print alike
+            top.append(f"({_show(factor[2], names)})**({k})")
+            continue
         if k is not None and k < 0:
             base = factor[2]
             shown = _show(base if k == -1 else make("pow", (base, num(-k))), names)
             prec = _precedence(base) if k == -1 else _PREC_POW
+            if k == -1 and base[0] == "pow":
+                # 1/(x**2) is (x²)⁻¹, apart from 1/x**2, which is (x⁻¹)²: at x = 0 they are
+                # different unspecified numbers, so they never print alike
+                prec = _PREC_ADD
             bottom.append(_paren(shown, prec, _PREC_POW if len(factors) > 1 else _PREC_MUL + 1))
             continue
         top.append(_paren(_show(factor, names), _precedence(factor), _PREC_MUL))

@@ -503,3 +503,245 @@ def test_an_edited_regime_of_t10_fails_recheck_at_its_step(
     assert main(["recheck", str(_write(tmp_path, edited))]) == 1
     out = capsys.readouterr().out
     assert "T10 step" in out and "Assume" in out and reason in out, out
+
+
+# --------------------------------------------------------------------------------------
+# Red team round 4: certificates of its attacks, a faithful printer, costs bound by size
+
+
+def _certificate_of(claim: Any) -> dict[str, Any]:
+    """The certificate of ``claim`` as the kernel wrote it before round 4: every verdict
+    'verified' (the content is what the attacker's kernel would have written)."""
+    from softmax_dispersion.theory.certificate import build_certificate
+
+    data: dict[str, Any] = json.loads(json.dumps(build_certificate([claim.check()])))
+    data["verified"] = True
+    for entry in data["claims"]:
+        entry.update(verified=True, problem="")
+        for step in entry["steps"]:
+            step.update(verified=True, verdict="verified")
+    return data
+
+
+def _round4_claim(name: str) -> Any:
+    import sympy as sp
+
+    from softmax_dispersion.theory._core import Step
+    from softmax_dispersion.theory.kernel import Claim, Differentiate, Identity, Implied, RealRoot
+
+    x, y, r = sp.symbols("x y r", real=True)
+    goal = sp.Lt(y, 0, evaluate=False)
+    proof: list[Step]
+    definitions: tuple[RealRoot, ...]
+    if name == "root":  # (√x)² + 1, which sympy reads as x + 1
+        root = RealRoot(r, sp.Pow(sp.sqrt(x), 2, evaluate=False) + 1, x, -2, 0, "x + 1?")
+        proof, definitions = [Implied(goal, "from the root's equation")], (root,)
+    elif name == "derivative":  # D = 0, then D/D = 1
+        d = sp.Subs(sp.Derivative(x**2, x), x, 0)
+        proof = [
+            Differentiate(x**2, x, "D = 0", point=0),
+            Identity(sp.Mul(d, sp.Pow(d, -1), evaluate=False), 1, "D/D = 1"),
+            Implied(goal, "D = 0 and D/D = 1 contradict"),
+        ]
+        definitions = ()
+    else:  # one root of a polynomial of degree 1024: 1.4 KB, 42 s before round 4
+        root = RealRoot(r, (x + sp.Rational(7, 3)) ** 1024 + x, x, -2, 0, "degree 1024")
+        goal = sp.Lt(r, 0, evaluate=False)
+        proof, definitions = [Implied(goal, "r < 0")], (root,)
+    return Claim(
+        id="R4",
+        title="a claim of red team round 4",
+        statement=goal,
+        assumptions=[],
+        source="red team",
+        proof=lambda: proof,
+        definitions=definitions,
+        witness={} if name == "degree" else {y: 0},
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("root", "R4: the polynomial of r: sqrt(x) is not a polynomial in x"),
+        ("derivative", "the denominator Subs(Derivative(x**2, x), x, 0) != 0"),
+        ("degree", "R4: the polynomial of r: degree 1024 is beyond 8"),
+    ],
+)
+def test_certificates_of_round_4_attacks_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, reason: str
+) -> None:
+    """The red team's root1.json, der1.json and slow.json, as their kernel wrote them."""
+    path = _write(tmp_path, _certificate_of(_round4_claim(name)))
+    start = time.perf_counter()
+    assert main(["recheck", str(path)]) == 1
+    assert time.perf_counter() - start < 5  # slow.json took 42 s
+    out = capsys.readouterr().out
+    assert "Traceback" not in out and reason in out, out
+
+
+def _partial_derivative_certificate(in_a_step: bool) -> dict[str, Any]:
+    """d/dx (x·t) at x = t is t: true, and its certificate re-verifies (``in_a_step``:
+    an ``Implied`` step restates it, so a step's readable statement shows it too)."""
+    import sympy as sp
+
+    from softmax_dispersion.theory._core import Step
+    from softmax_dispersion.theory.certificate import build_certificate
+    from softmax_dispersion.theory.kernel import Claim, Differentiate, Implied
+
+    x, t = sp.symbols("x t", real=True)
+    statement = sp.Eq(sp.Subs(sp.Derivative(x * t, x), x, t), t)
+    proof: list[Step] = [
+        Differentiate(x * t, x, "d/dx (x t) at x = t", point=t, value=t, constants=[t])
+    ]
+    if in_a_step:
+        proof.append(Implied(statement, "restated"))
+    claim = Claim(
+        id="D1",
+        title="a partial derivative",
+        statement=statement,
+        assumptions=[],
+        source="derived",
+        proof=lambda: proof,
+        witness={t: 0},
+    )
+    result = claim.check()
+    assert result.verified, result.problem
+    data: dict[str, Any] = json.loads(json.dumps(build_certificate([result])))
+    return data
+
+
+def _rename_hints(term: Any, old: str, new: str) -> None:
+    """Every ``der`` node of a JSON term (or record) whose hint is ``old`` gets ``new``."""
+    if isinstance(term, dict):
+        for value in term.values():
+            _rename_hints(value, old, new)
+    elif isinstance(term, list):
+        if term and term[0] == "der" and term[1] == old:
+            term[1] = new
+        for child in term[1:]:
+            _rename_hints(child, old, new)
+
+
+_FORGED = "Derivative(t*t, t)"  # d/dt t², which is 2t: the red team's text, false
+
+
+@pytest.mark.parametrize("in_a_step", [False, True], ids=["the statement", "a step"])
+def test_a_hint_edited_to_a_free_name_cannot_change_what_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], in_a_step: bool
+) -> None:
+    """The red team's der_edit.py: the bound variable's hint x edited to t (a name free in
+    the body) once printed Derivative(t*t, t) = t, false, and re-verified.  Now the
+    printer never reuses a free name: the forger's text is refused, and the text the
+    kernel generates for the edited content says what was checked.  New form: the same
+    edit in a step's input, whose readable statement is generated and compared too."""
+    from softmax_dispersion.theory._serial import read_claim
+    from softmax_dispersion.theory.certificate import readable_steps
+    from softmax_dispersion.theory.definitions import Definitions
+    from softmax_dispersion.theory.terms import show
+
+    data = _partial_derivative_certificate(in_a_step)
+    [entry] = data["claims"]
+    _rename_hints(entry["content"], "x", "t")
+    _rehash(entry)
+    frozen = read_claim(entry["content"])
+    honest = show(frozen.statement)
+    assert _FORGED not in honest and "t1" in honest, honest
+    readable = readable_steps(frozen, Definitions(frozen.definitions, decide=False))
+    shown = [record["statement"] for record in readable]
+    assert all(_FORGED not in text for text in shown), shown
+    forged = "Eq(" + _FORGED + ", t)"
+    if in_a_step:
+        entry["statement"] = honest
+        entry["steps"][-1]["statement"] = forged
+    else:
+        entry["statement"] = forged
+    assert main(["recheck", str(_write(tmp_path, data))]) == 1
+    assert "the readable statement is not the content's" in _one_line(capsys)
+    entry["statement"] = honest  # what the kernel prints for the edited content: true
+    for step, text in zip(entry["steps"], shown, strict=True):
+        step["statement"] = text
+    assert main(["recheck", str(_write(tmp_path, data))]) == 0
+    capsys.readouterr()
+
+
+def test_the_budget_of_a_certificate_grows_with_its_size() -> None:
+    from softmax_dispersion.theory.recheck import BASE_BUDGET_S, TOTAL_BUDGET_S, budget_for
+
+    assert budget_for(1434) < BASE_BUDGET_S + 2  # slow.json: about 11 s, not 1800 + 1800
+    assert budget_for(254_000) < 300  # the thirteen claims' certificate: about 258 s
+    assert budget_for(64 * 1024 * 1024) == TOTAL_BUDGET_S
+
+
+def test_whitespace_in_a_file_earns_no_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The budget is set by the data, not the file: slow.json padded with 1 MiB of
+    spaces (which JSON allows) would otherwise earn 1024 s more."""
+    from softmax_dispersion.theory import recheck as module
+
+    sizes: list[int] = []
+    budget_for = module.budget_for
+
+    def recorded(size: int) -> float:
+        sizes.append(size)
+        return budget_for(size)
+
+    monkeypatch.setattr(module, "budget_for", recorded)
+    data = _certificate_of(_round4_claim("degree"))
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps(data), encoding="utf-8")
+    padded = tmp_path / "padded.json"
+    padded.write_text(json.dumps(data, indent=4) + " " * (1 << 20), encoding="utf-8")
+    for path in (plain, padded):
+        assert not module.recheck_file(path).verified
+    assert len(sizes) == 2 and sizes[0] == sizes[1] < 4096, sizes
+
+
+def test_every_stage_shares_one_budget_set_by_the_size(
+    certificate: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Planted: a budget of almost nothing per KiB.  The decision runs out of the time
+    the readable stage left it, and every claim fails naming the budget."""
+    from softmax_dispersion.theory import recheck as module
+
+    monkeypatch.setattr(module, "BASE_BUDGET_S", 0.0)
+    monkeypatch.setattr(module, "BUDGET_PER_KIB_S", 1e-6)
+    report = module.recheck(copy.deepcopy(certificate))
+    assert not report.verified
+    text = report.refused + " ".join(p for c in report.claims for p in c.problems)
+    assert "budget" in text, text
+
+
+def test_the_readable_stage_isolates_no_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Roots are isolated once, in the decision: never again to print a claim."""
+    import sympy as sp
+
+    from softmax_dispersion.theory import definitions
+    from softmax_dispersion.theory.kernel import Claim, Implied, RealRoot
+    from softmax_dispersion.theory.recheck import recheck
+
+    x, r = sp.symbols("x r", real=True)
+    root = RealRoot(r, x**2 - 2, x, 1, 2, "√2")
+    goal = sp.Gt(r, 1, evaluate=False)
+    claim = Claim(
+        id="R",
+        title="√2 > 1",
+        statement=goal,
+        assumptions=[],
+        source="derived",
+        proof=lambda: [Implied(goal, "from its interval")],
+        definitions=(root,),
+        witness={},
+    )
+    data = _certificate_of(claim)
+    calls: list[str] = []
+    isolate = definitions.isolate
+
+    def counted(found: Any) -> None:
+        calls.append(found.name)
+        isolate(found)
+
+    monkeypatch.setattr(definitions, "isolate", counted)
+    assert recheck(data).verified
+    assert calls == ["r"]

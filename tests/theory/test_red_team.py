@@ -15,8 +15,10 @@ from typing import Any, ClassVar
 
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from softmax_dispersion.theory import composition
+from softmax_dispersion.theory import composition, terms
 from softmax_dispersion.theory._core import Context, Step
 from softmax_dispersion.theory.dispersion import T1, S, other_logits, other_terms
 from softmax_dispersion.theory.kernel import (
@@ -42,6 +44,7 @@ from softmax_dispersion.theory.kernel import (
     WeightedSum,
 )
 from softmax_dispersion.theory.symbols import M, e_j, e_k, m, n, theta
+from softmax_dispersion.theory.terms import Term
 
 x, y, a, b, c, j, k = sp.symbols("x y a b c j k", real=True)
 FALSE = sp.Eq(1, 2, evaluate=False)
@@ -1501,3 +1504,427 @@ def test_a_conclusion_too_large_to_build_is_refused_quickly() -> None:
     start = time.perf_counter()
     rejected(claim(sp.true, [step], [sp.Ge(y, 0)], witness={y: 0}), "too large to decide")
     assert time.perf_counter() - start < 10
+
+
+# ======================================================================================
+# Round 4: what sympy is shown, closed binders, the printer, and what a decision costs.
+# ======================================================================================
+
+_r = sp.Symbol("r", real=True)
+_D = sp.Subs(sp.Derivative(x**2, x), x, 0)  # d/dx x² at 0, which is 0
+
+
+# --------------------------------------------------------------------------------------
+# 23. sympy sees only terms whose domain conditions are proved: it simplifies as it
+#     builds ((√x)² is x, exp(log x) is x, x·x⁻¹ is 1), which the kernel's reading of a
+#     partial operation outside its domain does not give.  A polynomial is read by the
+#     kernel itself, as a polynomial term.
+
+
+def test_a_root_of_a_square_of_a_square_root_is_refused() -> None:
+    """The red team's reproducer: (√x)² + 1 on (−2, 0), read by sympy as x + 1; the
+    kernel's fact (√r)² + 1 = 0 is unsatisfiable, so every goal followed."""
+    polynomial = sp.Pow(sp.sqrt(x), 2, evaluate=False) + 1
+    goal = sp.Lt(y, 0, evaluate=False)
+    rejected(
+        claim(
+            goal,
+            [Implied(goal, "from the root's equation")],
+            definitions=(RealRoot(_r, polynomial, x, -2, 0, "the root of x + 1"),),
+            witness={y: 0},
+        ),
+        "sqrt(x) is not a polynomial in x with rational coefficients",
+    )
+
+
+def test_a_root_of_exp_of_log_is_refused() -> None:
+    """The red team's variant: exp(log x) + 1, read by sympy as x + 1."""
+    polynomial = sp.exp(sp.log(x), evaluate=False) + 1
+    goal = sp.Lt(y, 0, evaluate=False)
+    rejected(
+        claim(
+            goal,
+            [Implied(goal, "")],
+            definitions=(RealRoot(_r, polynomial, x, -2, 0),),
+            witness={y: 0},
+        ),
+        "exp(log(x)) is not a polynomial in x",
+    )
+
+
+def test_real_roots_of_a_polynomial_with_a_cancelled_pole_are_refused() -> None:
+    """New form: P = x·x⁻¹·(x − 1).  sympy builds x − 1 (one root, 1), but P(0) is
+    0·(1/0)·(−1) = 0 in the kernel's reading: "P(x) = 0 ⇒ x = r" is false at x = 0."""
+    polynomial = sp.Mul(x, sp.Pow(x, -1, evaluate=False), x - 1, evaluate=False)
+    root = RealRoot(_r, x - 1, x, sp.Rational(1, 2), sp.Rational(3, 2), "the root 1")
+    step = RealRoots(polynomial, x, [root], "no root but r")
+    statement = sp.Implies(sp.Eq(polynomial, 0, evaluate=False), sp.Eq(x, _r, evaluate=False))
+    rejected(
+        claim(statement, [step], definitions=(root,), witness={x: 1}),
+        "1/x is not a polynomial in x with rational coefficients",
+    )
+
+
+@pytest.mark.parametrize(
+    "polynomial",
+    [sp.Integer(0), sp.Add(x, -x, evaluate=False), sp.Mul(0, x, evaluate=False)],
+    ids=["0", "x - x", "0*x"],
+)
+def test_the_zero_polynomial_has_no_counted_roots(polynomial: sp.Expr) -> None:
+    """Found in round 4's review (the kernel before it accepted it too): sympy counts no
+    real root of the zero polynomial, so RealRoots with no roots concluded
+    "P(x) = 0 ⇒ False", which is False itself, for P = 0; every goal followed."""
+    goal = sp.Lt(y, 0, evaluate=False)
+    step = RealRoots(polynomial, x, [], "no real roots")
+    rejected(
+        claim(goal, [step, Implied(goal, "from False")], witness={y: 0}),
+        "is the zero polynomial (every number is a root)",
+    )
+
+
+def test_a_limit_defined_only_over_the_complex_numbers_is_refused() -> None:
+    """The red team's reproducer: lim (√(−n))²/n = −1, true only as sympy reads it."""
+    with sp.evaluate(False):
+        expr = sp.Pow(sp.Pow(-n, sp.Rational(1, 2)), 2) / n
+    step = Limit(expr, n, sp.oo, -1, "sympy reads it as −n/n")
+    rejected(
+        claim(_limit_is(expr, -1), [step]),
+        "the base -n of sqrt(-n) >= 0 is not shown to hold for every n > N",
+    )
+
+
+def _limit_is(expr: sp.Expr, value: sp.Expr) -> sp.Basic:
+    return sp.Eq(sp.Limit(expr, n, sp.oo), value, evaluate=False)
+
+
+def test_a_limit_of_a_logarithm_of_a_negative_number_is_refused() -> None:
+    """New form: exp(log(−n))/n, which sympy builds as −n/n: log(−n) is never defined
+    for large n."""
+    with sp.evaluate(False):
+        expr = sp.exp(sp.log(-n)) / n
+    step = Limit(expr, n, sp.oo, -1, "sympy reads it as −n/n")
+    rejected(
+        claim(_limit_is(expr, -1), [step]),
+        "the argument of log(-n) > 0 is not shown to hold for every n > N",
+    )
+
+
+def test_a_limit_may_not_use_the_claims_symbol_of_its_name() -> None:
+    """New form: the tail is the limit variable's, not the claim's symbol n: with n = −1
+    a fact, √(−n) is defined at the claim's n, yet never on the limit's tail."""
+    with sp.evaluate(False):
+        expr = sp.Pow(sp.Pow(-n, sp.Rational(1, 2)), 2) / n
+    step = Limit(expr, n, sp.oo, -1, "n = −1, so −n >= 0?")
+    rejected(
+        claim(_limit_is(expr, -1), [step], [sp.Eq(n, -1)], witness={n: -1}),
+        "is not shown to hold for every n > N",
+    )
+
+
+def test_a_limit_defined_on_a_tail_is_still_decided() -> None:
+    """The tail is enough: 1/(n − 1) is undefined at n = 1, and n/(n − 1) → 1."""
+    step = Limit(n / (n - 1), n, sp.oo, 1, "a pole at 1, then defined")
+    assert claim(_limit_is(n / (n - 1), 1), [step]).check().verified
+
+
+def test_the_bridge_refuses_a_term_whose_conditions_it_was_not_shown() -> None:
+    """The one mechanism: a Bridge builds nothing whose domain conditions its prover has
+    not proved; a prover that proves nothing refuses √x, and so would a future rule that
+    forgot to prove them."""
+    from softmax_dispersion.theory import terms
+    from softmax_dispersion.theory._bridge import Bridge, refuse
+    from softmax_dispersion.theory.terms import TermError
+
+    root_of_x = terms.power(terms.sym("x"), terms.num(1, 2))
+    with pytest.raises(TermError, match="the base x of sqrt"):
+        Bridge(refuse).expr(terms.power(root_of_x, 2))
+    assert Bridge(refuse).expr(terms.add(terms.sym("x"), terms.ONE)) is not None  # no condition
+
+
+# --------------------------------------------------------------------------------------
+# 24. A closed binder (a derivative at a point) is an opaque argument: the denominator,
+#     logarithm or root around it has its side condition like any other.
+
+
+def test_a_derivative_divided_by_itself_needs_it_non_zero() -> None:
+    """The red team's reproducer: D = d/dx x² at 0 = 0, then D·D⁻¹ = 1."""
+    goal = sp.Lt(y, 0, evaluate=False)
+    proof = [
+        Differentiate(x**2, x, "the slope of x² at 0", point=0),
+        Identity(sp.Mul(_D, sp.Pow(_D, -1), evaluate=False), 1, "D/D = 1"),
+        Implied(goal, "D = 0 and D/D = 1 contradict"),
+    ]
+    rejected(
+        claim(goal, proof, witness={y: 0}),
+        "the denominator Subs(Derivative(x**2, x), x, 0) != 0",
+    )
+
+
+def test_every_function_does_not_have_a_non_zero_derivative() -> None:
+    """The red team's second form: f'/f' = 1 alone gave f' != 0 for every f."""
+    t = sp.Symbol("t", real=True)
+    derivative = sp.Derivative(sp.Function("f", real=True)(t), t)
+    goal = sp.Ne(derivative, 0)
+    proof = [
+        Identity(sp.Mul(derivative, sp.Pow(derivative, -1), evaluate=False), 1, "f'/f' = 1"),
+        Implied(goal, "0 · (1/0) is 0, not 1"),
+    ]
+    rejected(claim(goal, proof), "the denominator Derivative(f(t), t) != 0")
+
+
+def test_the_logarithm_of_a_derivative_needs_it_positive() -> None:
+    """The red team's variant: exp(log D) = D made D > 0 while D = 0."""
+    goal = sp.Lt(y, 0, evaluate=False)
+    proof = [
+        Differentiate(x**2, x, "D = 0", point=0),
+        Identity(sp.exp(sp.log(_D), evaluate=False), _D, "log(D) unchecked"),
+        Implied(goal, ""),
+    ]
+    rejected(
+        claim(goal, proof, witness={y: 0}),
+        "the argument of log(Subs(Derivative(x**2, x), x, 0)) > 0",
+    )
+
+
+def test_the_square_root_of_a_negative_derivative_is_refused() -> None:
+    """New form: D = d/dx (−x) at 0 = −1, and (√D)² = D, which sympy builds as D = D;
+    then (√D)² >= 0 would give −1 >= 0."""
+    slope = sp.Subs(sp.Derivative(-x, x), x, 0)
+    square = sp.Pow(sp.sqrt(slope), 2, evaluate=False)
+    proof = [
+        Differentiate(-x, x, "D = −1", point=0),
+        Identity(square, slope, "(√D)² = D"),
+        Implied(FALSE, "(√D)² >= 0 > −1 = D"),
+    ]
+    rejected(claim(FALSE, proof), "the base Subs(Derivative(-x, x), x, 0) of sqrt")
+
+
+def test_a_condition_on_a_loose_bound_variable_stays_the_binders() -> None:
+    """Only an operation on a *loose* bound variable is skipped: d/dx log x at a point
+    leaves 1/x to the rule that made the derivative; 1/a inside it is read."""
+    from softmax_dispersion.theory import terms
+
+    body = terms.add(terms.log(terms.sym("x")), terms.power(terms.sym("a"), -1))
+    slope = terms.derivative_at(body, "x", terms.num(2))
+    names = [name for _, name in terms.domain_conditions(slope)]
+    assert names == ["the denominator a != 0"]
+    assert [name for _, name in terms.domain_conditions(terms.log(slope))] == [
+        f"the argument of log({terms.show(slope)}) > 0",
+        "the denominator a != 0",
+    ]
+
+
+# --------------------------------------------------------------------------------------
+# 25. What a decision costs is bounded by the size of what it is shown.
+
+
+def test_a_root_of_degree_1024_is_refused_at_once() -> None:
+    """The red team's reproducer: one RealRoot of (x + 7/3)^1024 + x cost 42 s."""
+    root = RealRoot(_r, (x + sp.Rational(7, 3)) ** 1024 + x, x, -2, 0, "degree 1024")
+    goal = sp.Lt(_r, 0, evaluate=False)
+    start = time.perf_counter()
+    rejected(
+        claim(goal, [Implied(goal, "")], definitions=(root,)),
+        "degree 1024 is beyond 8, the largest whose roots the kernel counts",
+    )
+    assert time.perf_counter() - start < 5
+
+
+def test_a_root_of_huge_coefficients_is_refused_at_once() -> None:
+    """New form: degree 8, but coefficients of thousands of bits, over which exact root
+    counting took about a second before round 4, and grows with the bits (the kernel's
+    own reading of the coefficients takes milliseconds, and refuses them)."""
+    big = [sp.Rational(3**1500 + i, 2**2000 + 3 * i) for i in range(8)]
+    factor = sum(c * x**i for i, c in enumerate(big)) + x**7
+    root = RealRoot(_r, (x + 1) * factor, x, -2, 0, "degree 8, huge coefficients")
+    goal = sp.Lt(_r, 0, evaluate=False)
+    start = time.perf_counter()
+    rejected(
+        claim(goal, [Implied(goal, "")], definitions=(root,)),
+        "beyond 256, the largest whose roots the kernel counts",
+    )
+    assert time.perf_counter() - start < 5
+
+
+_SUM4 = x + y + a + b
+_SUM8 = x + y + a + b + c + j + k + n
+
+
+@pytest.mark.parametrize(
+    ("lhs", "rhs", "fragment"),
+    [
+        (_SUM4**40, _SUM4**38 * ((x + y) ** 2 + 2 * (x + y) * (a + b) + (a + b) ** 2), "degree 40"),
+        (
+            (sp.exp(x) + 1) ** 1000,
+            (sp.exp(x) + 1) ** 998 * (sp.exp(2 * x) + 2 * sp.exp(x) + 1),
+            "degree 1000",
+        ),
+        (
+            _SUM8**12,
+            _SUM8**10 * (_SUM4**2 + 2 * _SUM4 * (c + j + k + n) + (c + j + k + n) ** 2),
+            "monomials",
+        ),
+    ],
+    ids=["a power of a sum", "a power of an exponential", "many atoms"],
+)
+def test_an_identity_that_would_expand_into_too_much_is_refused_at_once(
+    lhs: sp.Expr, rhs: sp.Expr, fragment: str
+) -> None:
+    """New forms: true identities of a few nodes each, whose expansion ``cancel`` would
+    have to build (tens of thousands of monomials, or a degree of 1000): refused by their
+    size, at once, naming the limit."""
+    step = Identity(lhs, rhs, "expand and compare")
+    start = time.perf_counter()
+    text = rejected(claim(sp.Eq(lhs, rhs, evaluate=False), [step]), fragment)
+    assert "too costly to decide" in text
+    assert time.perf_counter() - start < 5
+
+
+# --------------------------------------------------------------------------------------
+# 26. The printer is a faithful function of the term: a bound variable's printed name is
+#     never a name free in its body, so two terms that mean different things never print
+#     alike (a certificate's author chooses the hints: see tests/cli/test_recheck.py).
+
+_NAMES = ("x", "t")
+
+
+def _reals(depth: int) -> st.SearchStrategy[Term]:
+    leaf = st.one_of(
+        st.sampled_from(_NAMES).map(terms.sym),
+        st.sampled_from([terms.num(0), terms.num(1), terms.num(-1), terms.num(1, 2)]),
+    )
+    if depth == 0:
+        return leaf
+    sub = _reals(depth - 1)
+    exponents = st.one_of(
+        st.sampled_from([terms.num(k) for k in (-2, -1, 2)] + [terms.num(1, 2), terms.num(-1, 2)]),
+        sub,
+    )
+    return st.one_of(
+        leaf,
+        st.lists(sub, min_size=2, max_size=3).map(lambda kids: terms.make("add", kids)),
+        st.lists(sub, min_size=2, max_size=3).map(lambda kids: terms.make("mul", kids)),
+        st.tuples(sub, exponents).map(lambda pair: terms.make("pow", pair)),
+        sub.map(terms.log),
+        sub.map(terms.exp),
+        # a derivative at a point, its hint one of the names (free in the body or not)
+        st.tuples(sub, st.sampled_from(_NAMES), st.sampled_from(_NAMES), sub).map(
+            lambda a: terms.make("der", (a[2], terms.abstract(a[0], a[1]), a[3]))
+        ),
+        # a derivative at the point named like its variable: the form that once collided
+        st.tuples(sub, st.sampled_from(_NAMES), st.sampled_from(_NAMES)).map(
+            lambda a: terms.make("der", (a[2], terms.abstract(a[0], a[1]), terms.sym(a[1])))
+        ),
+    )
+
+
+def _formulas() -> st.SearchStrategy[Term]:
+    """Relations of real terms, and limits (as the side of an equation)."""
+    return st.one_of(
+        st.tuples(st.sampled_from(["eq", "lt", "le"]), _reals(2), _reals(2)).map(
+            lambda a: terms.rel(*a)
+        ),
+        st.tuples(_reals(2), st.sampled_from(_NAMES), st.sampled_from(_NAMES), _reals(1)).map(
+            lambda a: terms.rel(
+                "eq", terms.make("lim", (a[2], terms.abstract(a[0], a[1]), terms.OO, "-")), a[3]
+            )
+        ),
+    )
+
+
+def _prints_faithfully(batch: Sequence[Term]) -> None:
+    """Terms that print alike are one term, up to the laws of the canonical form (which
+    erases the bound variables' hints)."""
+    by_text: dict[str, Term] = {}
+    for term in batch:
+        text = terms.show(term)
+        other = by_text.setdefault(text, terms.canonical(term))
+        assert other == terms.canonical(term), f"two terms print as {text}"
+
+
+def _relatives(term: Term) -> list[Term]:
+    """``term`` with one binder changed the ways a file's author could change it: each
+    other hint, and its variable opened as each name and bound again as each name (which
+    captures a free name, or frees the bound one): the terms that a careless printer
+    would print alike."""
+    found = [term]
+    for node in terms.walk(term):
+        if node[0] not in ("lim", "der"):
+            continue
+        payload = list(node[2:])
+        for hint in _NAMES:
+            found.append(terms.replace(term, node, terms.make(node[0], [hint, *payload[1:]])))
+        for opened in _NAMES:
+            body = terms.instantiate(node[3], terms.sym(opened))
+            for bound in _NAMES:
+                rebound = terms.make(
+                    node[0], [payload[0], terms.abstract(body, bound), *payload[2:]]
+                )
+                found.append(terms.replace(term, node, rebound))
+    return found
+
+
+@settings(max_examples=300)
+@given(st.lists(st.one_of(_reals(3), _formulas()), min_size=1, max_size=8))
+def test_distinct_terms_print_distinctly(batch: list[Term]) -> None:
+    """Over terms with binders whose hints collide with free names, and their relatives
+    (:func:`_relatives`): terms that print alike are one term."""
+    _prints_faithfully([relative for term in batch for relative in _relatives(term)])
+
+
+def test_the_red_teams_derivative_prints_what_it_is() -> None:
+    """d/dx (x·t) at x = t, with the hint t: once printed Derivative(t*t, t), d/dt t²."""
+    t = terms.sym("t")
+    edited = terms.make("der", ("t", terms.mul(terms.make("bound", (0,)), t), t))
+    squared = terms.make(
+        "der", ("t", terms.mul(terms.make("bound", (0,)), terms.make("bound", (0,))), t)
+    )
+    assert terms.show(edited) == "Subs(Derivative(t1*t, t1), t1, t)"
+    assert terms.show(squared) == "Derivative(t*t, t)"
+    _prints_faithfully([edited, squared])
+
+
+def test_the_faithfulness_check_sees_the_old_printer_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Planted bug: the old hint rule (a derivative at the point named like its hint
+    keeps the hint, even when the body has that name free) makes the check fail."""
+
+    def old_hint(binder: Term, names: tuple[str, ...]) -> str:
+        taken = set(terms.free_names(binder[3])) | set(names)
+        point = binder[4]
+        if binder[0] == "der" and point[0] == "sym" and point[2] == binder[2]:
+            taken.discard(binder[2])
+        return terms.fresh_name(binder[2], taken)
+
+    monkeypatch.setattr(terms, "_display_hint", old_hint)
+    t = terms.sym("t")
+    edited = terms.make("der", ("t", terms.mul(terms.make("bound", (0,)), t), t))
+    squared = terms.make(
+        "der", ("t", terms.mul(terms.make("bound", (0,)), terms.make("bound", (0,))), t)
+    )
+    with pytest.raises(AssertionError, match="two terms print as"):
+        _prints_faithfully([edited, squared])
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("pow(pow(x, 2), -1)", "pow(x, -2)"),
+        ("mul(x, pow(mul(y, t), -1))", "mul(x, pow(y, -1), pow(t, -1))"),
+        ("pow(pow(x, 1/2), -1)", "pow(x, -1/2)"),
+    ],
+)
+def test_reciprocals_of_different_terms_print_apart(one: str, other: str) -> None:
+    """New forms of the same class: (x²)⁻¹ and (x⁻¹)² are different numbers at x = 0
+    (an unspecified 1/0, or its square, which is >= 0), and so are (yt)⁻¹ and y⁻¹t⁻¹;
+    once both printed 1/x**2 and x/(t*y)."""
+    x_, y_, t_ = terms.sym("x"), terms.sym("y"), terms.sym("t")
+    built = {
+        "pow(pow(x, 2), -1)": terms.power(terms.power(x_, 2), -1),
+        "pow(x, -2)": terms.power(x_, -2),
+        "mul(x, pow(mul(y, t), -1))": terms.mul(x_, terms.power(terms.mul(y_, t_), -1)),
+        "mul(x, pow(y, -1), pow(t, -1))": terms.mul(x_, terms.power(y_, -1), terms.power(t_, -1)),
+        "pow(pow(x, 1/2), -1)": terms.power(terms.power(x_, terms.num(1, 2)), -1),
+        "pow(x, -1/2)": terms.power(x_, terms.num(-1, 2)),
+    }
+    assert terms.canonical(built[one]) != terms.canonical(built[other])
+    assert terms.show(built[one]) != terms.show(built[other])
