@@ -512,7 +512,7 @@ def test_an_edited_regime_of_t10_fails_recheck_at_its_step(
 def _certificate_of(claim: Any) -> dict[str, Any]:
     """The certificate of ``claim`` as the kernel wrote it before round 4: every verdict
     'verified' (the content is what the attacker's kernel would have written)."""
-    from softmax_dispersion.theory.certificate import build_certificate
+    from softmax_dispersion.theory.proof_certificate import build_certificate
 
     data: dict[str, Any] = json.loads(json.dumps(build_certificate([claim.check()])))
     data["verified"] = True
@@ -586,8 +586,8 @@ def _partial_derivative_certificate(in_a_step: bool) -> dict[str, Any]:
     import sympy as sp
 
     from softmax_dispersion.theory._core import Step
-    from softmax_dispersion.theory.certificate import build_certificate
     from softmax_dispersion.theory.kernel import Claim, Differentiate, Implied
+    from softmax_dispersion.theory.proof_certificate import build_certificate
 
     x, t = sp.symbols("x t", real=True)
     statement = sp.Eq(sp.Subs(sp.Derivative(x * t, x), x, t), t)
@@ -636,8 +636,8 @@ def test_a_hint_edited_to_a_free_name_cannot_change_what_is_read(
     kernel generates for the edited content says what was checked.  New form: the same
     edit in a step's input, whose readable statement is generated and compared too."""
     from softmax_dispersion.theory._serial import read_claim
-    from softmax_dispersion.theory.certificate import readable_steps
     from softmax_dispersion.theory.definitions import Definitions
+    from softmax_dispersion.theory.proof_certificate import readable_steps
     from softmax_dispersion.theory.terms import show
 
     data = _partial_derivative_certificate(in_a_step)
