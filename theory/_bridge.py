@@ -31,7 +31,7 @@ question about it), by exact node type, with the kernel's dummies mapped back.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from math import gcd, lcm
 
@@ -238,17 +238,23 @@ _ATOM_OPS = frozenset({"sym", "app", "der", "lim", "abs", "max", "min", "pw", "l
 
 
 def expansion(term: Term) -> int:
-    """A bound on the monomials ``term`` expands into: ``C(v + d, d)``, the monomials of
-    degree at most ``d`` in ``v`` variables, for ``d`` its
+    """A bound on the monomials ``term`` expands into, the smaller of two bounds that
+    each hold on their own: ``C(v + d, d)``, the monomials of degree at most ``d`` in
+    ``v`` variables, for ``d`` its
     :func:`~softmax_dispersion.theory.terms.expansion_degree` and ``v`` its distinct
-    atoms (symbols, applied functions, logarithms, exponentials, non-integer powers).
+    atoms (symbols, applied functions, logarithms, exponentials, non-integer powers);
+    and the count read from its shape (:func:`_shape_count`), which a sum of few terms
+    over many atoms keeps small.
 
     Examples
     --------
     >>> from softmax_dispersion.theory import terms
     >>> x, y = terms.sym("x"), terms.sym("y")
-    >>> expansion(terms.power(terms.add(x, y), 3))  # 1, x, y, x², xy, y², ... x³ ... y³
-    10
+    >>> expansion(terms.power(terms.add(x, y), 3))  # x³, x²y, xy², y³ (and the 1 below)
+    5
+    >>> many = [terms.sym(f"x{i}") for i in range(12)]
+    >>> expansion(terms.mul(terms.add(*many[:6]), terms.add(*many[6:])))  # 36 products
+    37
     """
     degree = terms.expansion_degree(term)
     atoms = {
@@ -264,6 +270,71 @@ def expansion(term: Term) -> int:
         size = size * (len(atoms) + degree - min(degree, len(atoms)) + i) // i
         if size > 10**9:
             return 10**9 + 1
+    return min(size, _shape_count(term, {})[2])
+
+
+_COUNT_CAP = 10**9 + 1
+
+
+def _shape_count(term: Term, cache: dict[Term, tuple[int, int, int]]) -> tuple[int, int, int]:
+    """``(numerator, denominator, worst)``: bounds on the monomials of the numerator and
+    the denominator of ``term`` brought to one fraction of expanded polynomials in its
+    atoms (what ``together`` and ``cancel`` make; cancelling only removes monomials),
+    and the largest numerator-plus-denominator count over its subterms.
+
+    A sum of fractions ``N_i/D_i`` becomes ``(Σ_i N_i Π_{j≠i} D_j) / Π_j D_j``; a
+    product multiplies the counts; ``b**k`` for a natural ``k`` has at most
+    ``C(m + k − 1, k)`` monomials where ``b`` has ``m`` (a negative ``k`` swaps the
+    numerator and the denominator); every other node is one atom (after ``t = exp(a)``,
+    an exponential is a product of atoms' powers: one monomial). Relations and
+    connectives keep each side on its own, as the deciders do.
+    """
+    found = cache.get(term)
+    if found is not None:
+        return found
+    op = term[0]
+    kids = [_shape_count(c, cache) for c in term.children]
+    worst = max((k[2] for k in kids), default=0)
+    if op == "add" or op in terms.RELATIONS:  # a relation is decided as lhs − rhs
+        bottom = _capped_product(k[1] for k in kids)
+        top = 0
+        for i, kid in enumerate(kids):
+            others = _capped_product(k[1] for j, k in enumerate(kids) if j != i)
+            top = min(top + _capped_product((kid[0], others)), _COUNT_CAP)
+    elif op == "mul":
+        top = _capped_product(k[0] for k in kids)
+        bottom = _capped_product(k[1] for k in kids)
+    elif op == "pow" and terms.integer_exponent(term) is not None:
+        k = terms.integer_exponent(term) or 0
+        num_, den_ = kids[0][:2] if k >= 0 else (kids[0][1], kids[0][0])
+        top, bottom = _multisets(num_, abs(k)), _multisets(den_, abs(k))
+    elif op in terms.CONNECTIVES:
+        top = max((k[0] for k in kids), default=1)
+        bottom = max((k[1] for k in kids), default=1)
+    else:
+        top, bottom = 1, 1
+    found = (top, bottom, max(worst, min(top + bottom, _COUNT_CAP)))
+    cache[term] = found
+    return found
+
+
+def _capped_product(values: Iterable[int]) -> int:
+    product = 1
+    for value in values:
+        product = min(product * value, _COUNT_CAP)
+    return product
+
+
+def _multisets(m: int, k: int) -> int:
+    """``C(m + k − 1, k)``, the monomials of a sum of ``m`` monomials to the power
+    ``k`` (capped)."""
+    if m <= 1 or k == 0:
+        return 1
+    size = 1
+    for i in range(1, min(k, m - 1) + 1):
+        size = size * (m - 1 + k - min(k, m - 1) + i) // i
+        if size >= _COUNT_CAP:
+            return _COUNT_CAP
     return size
 
 

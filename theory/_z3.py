@@ -60,8 +60,16 @@ def _signed(hypotheses: Sequence[Term]) -> tuple[set[Term], set[Term]]:
     return positive, nonnegative | positive
 
 
-def _z3_number(value: Fraction) -> z3.ArithRef:
-    return z3.RealVal(f"{value.numerator}/{value.denominator}")
+RLIMIT_PER_MS = 4_000
+"""z3's resource count allowed per millisecond of a decision's budget: nlsat spends
+2.7–5.1 million a CPU-second on the claims' decisions (z3 5.4.1, measured on this
+project's machines), so a budget of ``t`` ms is about ``t`` ms of CPU, whatever the load."""
+WALL_CLOCK_FACTOR = 10
+"""The wall-clock limit, as a multiple of a decision's budget: a safety net only."""
+
+
+def _z3_number(value: Fraction, ctx: z3.Context) -> z3.ArithRef:
+    return z3.RealVal(f"{value.numerator}/{value.denominator}", ctx)
 
 
 def _positive_constant(term: Term) -> bool:
@@ -74,7 +82,13 @@ Monomial = tuple[Term, ...]
 
 @dataclass
 class Translator:
-    """Maps canonical terms to z3, remembering variables, atoms and generators."""
+    """Maps canonical terms to z3, remembering variables, atoms and generators.
+
+    Each translator has a z3 context of its own: z3 numbers the expressions of a context
+    in the order they are made, and nlsat's variable order follows those numbers, so a
+    shared context would make a decision's time (and, within its timeout, its verdict)
+    depend on what was decided before it in the same process.
+    """
 
     positive: set[Term] = field(default_factory=set)
     nonnegative: set[Term] = field(default_factory=set)
@@ -85,6 +99,7 @@ class Translator:
     side_conditions: list[z3.BoolRef] = field(default_factory=list)
     unknown_bases: list[str] = field(default_factory=list)
     _cache: dict[Term, z3.ArithRef] = field(default_factory=dict)
+    ctx: z3.Context = field(default_factory=z3.Context)
 
     def _is_positive(self, base: Term) -> bool:
         base = terms.canonical(base)
@@ -104,7 +119,7 @@ class Translator:
     def _term(self, term: Term) -> z3.ArithRef:
         op = term[0]
         if op == "num":
-            return _z3_number(Fraction(term[2], term[3]))
+            return _z3_number(Fraction(term[2], term[3]), self.ctx)
         if op == "sym":
             return self._variable(term[2])
         if op == "pi":
@@ -173,7 +188,7 @@ class Translator:
         key = terms.canonical(term)
         if key in self.opaque:
             return self.opaque[key]
-        root = z3.Real(f"#root{len(self.opaque)}")
+        root = z3.Real(f"#root{len(self.opaque)}", self.ctx)
         self.opaque[key] = root
         power_of_root = z3.Product([root] * q)
         power_of_base = z3.Product([self.term(base)] * abs(p))
@@ -198,22 +213,22 @@ class Translator:
                 continue
             generator = self.generators.get(body)
             if generator is None:
-                generator = z3.Real(f"#t{len(self.generators)}")
+                generator = z3.Real(f"#t{len(self.generators)}", self.ctx)
                 self.generators[body] = generator
                 self.side_conditions.append(generator > 0)
             if abs(p) > 100_000:
                 raise Untranslatable(f"an exponential power too large: exp({terms.show(argument)})")
             power = _power_of(generator, abs(p))
             factors.append(power if p > 0 else 1 / power)
-        return z3.Product(factors) if factors else z3.RealVal(1)
+        return z3.Product(factors) if factors else z3.RealVal(1, self.ctx)
 
     def formula(self, formula: Term) -> z3.BoolRef:
         """Translate a formula (as written)."""
         op = formula[0]
         if op == "true":
-            return z3.BoolVal(True)
+            return z3.BoolVal(True, self.ctx)
         if op == "false":
-            return z3.BoolVal(False)
+            return z3.BoolVal(False, self.ctx)
         if op in terms.RELATIONS:
             lhs, rhs = formula[2], formula[3]
             if "lim" in (lhs[0], rhs[0]):
@@ -247,18 +262,18 @@ class Translator:
         key = terms.canonical(formula)
         found = self.propositions.get(key)
         if found is None:
-            found = z3.Bool(f"#limit{len(self.propositions)}")
+            found = z3.Bool(f"#limit{len(self.propositions)}", self.ctx)
             self.propositions[key] = found
         return found
 
     def _variable(self, name: str) -> z3.ArithRef:
         if name not in self.variables:
-            self.variables[name] = z3.Real(f"{name}#{len(self.variables)}")
+            self.variables[name] = z3.Real(f"{name}#{len(self.variables)}", self.ctx)
         return self.variables[name]
 
     def _bounded(self, term: Term, lo: Fraction, hi: Fraction) -> z3.ArithRef:
         var = self._opaque(term)
-        self.side_conditions += [var > _z3_number(lo), var < _z3_number(hi)]
+        self.side_conditions += [var > _z3_number(lo, self.ctx), var < _z3_number(hi, self.ctx)]
         return var
 
     def _note_base(self, term: Term) -> None:
@@ -269,14 +284,14 @@ class Translator:
     def _opaque(self, term: Term) -> z3.ArithRef:
         key = terms.canonical(term)  # the same variable for the same canonical term
         if key not in self.opaque:
-            self.opaque[key] = z3.Real(f"#opaque{len(self.opaque)}")
+            self.opaque[key] = z3.Real(f"#opaque{len(self.opaque)}", self.ctx)
         return self.opaque[key]
 
 
 def _power_of(base: z3.ArithRef, k: int) -> z3.ArithRef:
     """``base**k`` for ``k >= 0``: a product for small ``k``, z3's power beyond."""
     if k <= 16:
-        return z3.Product([base] * k) if k else z3.RealVal(1)
+        return z3.Product([base] * k) if k else z3.RealVal(1, base.ctx)
     return base**k
 
 
@@ -381,8 +396,11 @@ def _decide(hypotheses: Sequence[Term], goal: Term, timeout_ms: int) -> tuple[st
     facts = [h for h in hypotheses if terms.weight(h) <= terms.MAX_WEIGHT]
     positive, nonnegative = _signed(facts)
     translator = Translator(positive=positive, nonnegative=nonnegative)
-    solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
+    solver = z3.Solver(ctx=translator.ctx)
+    # The budget is z3's resource count, not the clock, so that a verdict does not depend
+    # on how busy the machine is; the clock only stops a pathological search.
+    solver.set("rlimit", timeout_ms * RLIMIT_PER_MS)
+    solver.set("timeout", timeout_ms * WALL_CLOCK_FACTOR)
     for fact in facts:  # the facts first: z3's variable order follows them
         try:
             solver.add(translator.formula(fact))

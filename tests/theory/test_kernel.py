@@ -599,3 +599,21 @@ def test_a_cited_claim_is_used_only_under_its_assumptions() -> None:
         "I", "", product, positive, "test", lambda: [cite], cites=(cited,), witness=witness
     )
     assert inside.check().verified
+
+
+def test_a_z3_budget_is_a_resource_count_not_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A decision's verdict is set by z3's resource count: the same work within the same
+    budget gets the same verdict on an idle or a busy machine, and a budget too small for
+    the work is seen to fail (``unknown`` is not ``proved``)."""
+    from softmax_dispersion.theory import _z3
+    from softmax_dispersion.theory.terms import add, mul, num, power, rel, sym
+
+    x, y, z = sym("x"), sym("y"), sym("z")
+    squares = add(power(x, 2), power(y, 2), power(z, 2))
+    facts = [rel("le", squares, num(1)), rel("ge", mul(x, y, z), num(1, 10))]
+    goal = rel("lt", add(x, y, z), num(2))
+    assert _z3.prove_with_z3(facts, goal)[0] == "proved"
+    monkeypatch.setattr(_z3, "WALL_CLOCK_FACTOR", 10_000)  # the clock never stops it here
+    starved = [_z3._decide(facts, goal, timeout_ms=20) for _ in range(2)]
+    assert [verdict for verdict, _ in starved] == ["unknown", "unknown"]
+    assert all("resource limit" in reason for _, reason in starved), starved
