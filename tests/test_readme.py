@@ -101,3 +101,30 @@ def test_the_install_page_lists_every_extra_with_what_it_installs() -> None:
         row = rows[extra].lower()
         missing = [name for name in names if name.strip("`") not in row]
         assert not missing, f"the {extra!r} row does not name {missing}"
+
+
+# --------------------------------------------------------------------------------------
+# The README's report blocks are what `report` prints for the committed runs.
+
+
+@pytest.mark.slow  # re-renders every figure of the run: about 15 s of CPU each
+@pytest.mark.parametrize("run", ["docs/empirical-run", "docs/pretrained-run"])
+def test_the_readmes_report_output_is_the_committed_runs(
+    run: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Re-rendered from a copy of the run folder (``report`` rewrites its files), from a
+    folder laid out as the repository, so that the paths it prints are the README's."""
+    import shutil
+
+    from softmax_dispersion.cli import main
+
+    pytest.importorskip("matplotlib")
+    shutil.copytree(README.parent / run, tmp_path / run)
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", run]) == 0
+    printed = capsys.readouterr().out
+    command = f"$ softmax-dispersion report {run}\n"
+    text = README.read_text()
+    start = text.index(command) + len(command)
+    shown = text[start : text.index("```", start)]
+    assert shown == printed
