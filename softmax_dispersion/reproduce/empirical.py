@@ -76,10 +76,9 @@ def section(out: Path) -> Section:
     softmax = accuracy["softmax"]
     results = summary["results"]
     passed = sum(check["passed"] is True for check in results)
-    power = next(
-        (c["power"].get("I") for c in results if "typical sets" in c["name"] and c.get("power")),
-        None,
-    )
+    # T13's power for softmax over every cell the run checks (typical and gap-controlled
+    # sets together: a wrong law fails the run when any cell rejects it)
+    power = (summary.get("t13_power", {}).get("softmax") or {}).get("power", {}).get("I")
     detects = (
         f"; T13 detects I off by ≥ {_percent(power['below'])} low, {_percent(power['above'])} high"
         if power
