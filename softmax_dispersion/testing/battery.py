@@ -184,8 +184,8 @@ def _options(kind: Kind, given: Mapping[str, object]) -> dict[str, Any]:
 
 
 def _required(kind: Kind, policies: Mapping[str, str] | None) -> dict[str, str]:
-    required = dict(policies or {})
-    for key, value in required.items():
+    given = dict(policies or {})
+    for key, value in given.items():
         if key not in kind.policy_keys:
             raise ValueError(f"unknown policy {key!r}; known: {', '.join(kind.policy_keys)}")
         if key in BEHAVIOURS:
@@ -200,7 +200,8 @@ def _required(kind: Kind, policies: Mapping[str, str] | None) -> dict[str, str]:
                 f"policy {key!r} is one of {', '.join(policy.names)} ('raises TypeName' for "
                 f"an exception), not {value!r}"
             )
-    return required
+    # the kind's defaults (an input kept by a backward pass), each overridden by the caller
+    return dict(kind.required) | given
 
 
 def plan_check(
@@ -500,9 +501,18 @@ def _requirements(
                     failures=int(failed),
                     max_ulp=0.0,
                     message=f"{key} → {seen}, required {wanted}" if failed else "ok",
+                    hint=_INPUT_HINT if failed and key == "input" and seen == "modified" else "",
                 )
             )
     return results
+
+
+_INPUT_HINT = (
+    "the function wrote into one of its arguments or returned one as its output (the "
+    "notes say which call): a backward pass that writes into g, or attention into q, k "
+    "or v, corrupts what autograd saved; return a new array (policies={'input': "
+    "'modified'} accepts an in-place function)"
+)
 
 
 def _library_notes(plan: Plan) -> set[str]:

@@ -5,7 +5,8 @@ shape it expects); the :class:`Caller` turns the arrays into the library's (floa
 arrays rounded to the checked dtype, boolean ones as masks), gives every call fresh
 copies, and watches what the implementation does with them: an exception or an output
 that is not an array of the expected shape is a :class:`SoftmaxCallError` naming the
-input; a changed argument is the ``input: modified`` behaviour; an earlier output that
+input; a changed argument, or an output that is an argument itself (or a view of its
+memory), is the ``input: modified`` behaviour; an earlier output that
 changes during a later call is a reused buffer (``fresh_output``).
 """
 
@@ -95,6 +96,22 @@ class Called:
     out_dtype: str
 
 
+def _shares(out: Any, array: Any) -> bool:
+    """Whether ``out`` is ``array`` or a view of its memory (numpy and torch)."""
+    if out is array:
+        return True
+    if isinstance(out, np.ndarray) and isinstance(array, np.ndarray):
+        return bool(np.shares_memory(out, array))
+    storage = getattr(out, "untyped_storage", None)
+    other = getattr(array, "untyped_storage", None)
+    if callable(storage) and callable(other):
+        try:
+            return bool(storage().data_ptr() == other().data_ptr() and out.numel() > 0)
+        except Exception:  # another library's tensor-like: identity only
+            return False
+    return False
+
+
 class Caller:
     """Calls the implementation, copying its inputs and watching them."""
 
@@ -150,6 +167,10 @@ class Caller:
                 f"{call.where}, shape {tuple(first.shape)}, dtype {self.dtype})"
                 + (f"; {hint}" if hint else "")
             ) from exc
+        alias = next((name for name, array in converted.items() if _shares(out, array)), "")
+        if alias and not self.modified:
+            # the caller's array is the output: writing into either changes the other
+            self.modified = f"{call.where} (the output is the argument {alias} itself)"
         if not self.modified:
             for name, array in converted.items():
                 if not np.array_equal(
