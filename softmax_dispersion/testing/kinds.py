@@ -479,7 +479,7 @@ KINDS.update(
             arguments=("q", "k", "v"),
             claim="T14",
             engine="softmax_dispersion.testing.attention:ATTENTION",
-            suites=("random", "long", "masks", "large_scores", "shapes"),
+            suites=("random", "long", "masks", "large_scores", "scales", "tiles", "shapes"),
             properties=("accuracy", "permutation", "batch_independence", "shape_dtype"),
             policies=(
                 Policy(
