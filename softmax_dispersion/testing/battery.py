@@ -332,8 +332,14 @@ def _unnamed_failure(kind: Kind, outcome: PolicyOutcome, dtype: str) -> Property
             f"{outcome.observed}"
         ),
         worst=worst,
-        hint="an output on a non-finite or fully masked row must be a named policy "
-        "(NaN, zeros, uniform, the limit, ...): this one is a wrong answer",
+        hint=(
+            f"a finite input ({policy.question}): its output must be one of the accepted "
+            f"answers ({'/'.join(n for n in policy.names if n != 'raises')}) within the "
+            "tolerance, and this finite output is none of them: a wrong answer"
+            if policy.finite
+            else "an output on a non-finite or fully masked row must be a named policy "
+            "(NaN, zeros, uniform, the limit, ...): this one is a wrong answer"
+        ),
     )
 
 

@@ -276,7 +276,13 @@ class Report:
     def _grid(self) -> tuple[list[str], list[str], dict[tuple[str, str], PropertyResult]]:
         dtypes = list(dict.fromkeys(result.dtype for result in self.results))
         props = list(dict.fromkeys(result.name for result in self.results))
-        cells = {(result.name, result.dtype): result for result in self.results}
+        cells: dict[tuple[str, str], PropertyResult] = {}
+        for result in self.results:
+            # several results of one property and dtype (the policy property: a required
+            # behaviour and an unnamed output): the cell shows a failing one
+            key = (result.name, result.dtype)
+            if key not in cells or cells[key].passed:
+                cells[key] = result
         return props, dtypes, cells
 
     @staticmethod
