@@ -68,12 +68,16 @@ class Call:
         else (``is_causal=True``, ``scale=0.125``) is passed as it is.
     shape : tuple of int or None
         The output shape the call must return; ``None``: the first array's.
+    transposed : tuple of str
+        Arrays handed over as transposed views (their last two axes swapped in memory:
+        a non-contiguous input, as ``x.mT`` gives), where the library has strides.
     """
 
     where: str
     arrays: tuple[tuple[str, Any], ...]
     keywords: Mapping[str, Any] = field(default_factory=dict)
     shape: tuple[int, ...] | None = None
+    transposed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -128,11 +132,14 @@ class Caller:
         # that changes it returned a buffer it reuses (an internal workspace).
         self._last: dict[tuple[int, ...], tuple[Any, F64, str]] = {}
 
-    def _convert(self, values: Any) -> Any:
+    def _convert(self, values: Any, transposed: bool = False) -> Any:
         array = np.asarray(values)
         if array.dtype == bool:
             return self.library.mask(array)
-        return self.library.array(np.asarray(array, dtype=np.float64), self.dtype)
+        rows = np.asarray(array, dtype=np.float64)
+        if transposed:
+            return self.library.transposed(rows, self.dtype)
+        return self.library.array(rows, self.dtype)
 
     def _read(self, converted: Any, original: Any) -> Any:
         if np.asarray(original).dtype == bool:
@@ -142,7 +149,9 @@ class Caller:
     def __call__(self, call: Call) -> Called:
         """Run ``call``; the exact inputs and the output as float64."""
         names = [name for name, _ in call.arrays]
-        given = {name: self._convert(values) for name, values in call.arrays}
+        given = {
+            name: self._convert(values, name in call.transposed) for name, values in call.arrays
+        }
         keywords: dict[str, Any] = {}
         arrays_in_keywords: dict[str, Any] = {}
         for name, value in call.keywords.items():
