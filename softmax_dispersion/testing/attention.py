@@ -219,7 +219,9 @@ def judgement(out: F64, problem: AttentionProblem, tolerance: object) -> _Judgem
             )
             bare_valid = constant & (bare_validity.reshape(shape[:-1]) <= VALID_UP_TO)
             bare_allowed = bare_allowed.reshape(shape) + np.nan_to_num(ref.radius.reshape(shape))
-            widest = np.where(exact_valid[..., None], np.maximum(exact_allowed, bare_allowed), bare_allowed)
+            widest = np.where(
+                exact_valid[..., None], np.maximum(exact_allowed, bare_allowed), bare_allowed
+            )
             exact_allowed = np.where(bare_valid[..., None], widest, exact_allowed)
             exact_valid = exact_valid | bare_valid
         exact_applies = doubt & exact_valid

@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from softmax_dispersion.testing.adapters import LIBRARY_DTYPES, Adapter, adapter
-from softmax_dispersion.testing.battery_report import PropertyResult, Report
+from softmax_dispersion.testing.battery_report import PropertyResult, Report, ulps_text
 from softmax_dispersion.testing.calls import (
     Caller,
     SoftmaxCallError,
@@ -392,7 +392,8 @@ def _lenient_note(session: Session) -> str:
     return (
         f"{session.dtype}: accuracy passed {len(found)} case(s) only through the allowance "
         "that the log-sum-exp, log-add-exp or scale-before-shift formulations need "
-        f"(worst {worst.label}: {worst.error_ulps:.3g} ULP, allowed {worst.allowed_ulps:.3g}; "
+        f"(worst {worst.label}: {ulps_text(worst.error_ulps)}, allowed "
+        f"{ulps_text(worst.allowed_ulps)}; "
         f"a max-shifted formulation {worst.strict_ulps:.3g}): tolerance='strict' fails it"
     )
 

@@ -6,12 +6,13 @@ the battery.  Five suites:
 
 ``random``
     Seeded normal rows of 1, 2, 7, 137 and 1238 entries at several spreads (33 rows per
-    call up to 137 entries: more than a group of 8 or 16), normal gradients, rows far apart from each other, and logits past the overflow of the
-    format's ``exp`` (code that recomputes the weights without the max shift overflows).
+    call up to 137 entries: more than a group of 8 or 16), normal gradients, rows far
+    apart from each other, and logits past the overflow of the format's ``exp`` (code
+    that recomputes the weights without the max shift overflows).
 ``long``
     Rows of 4096 entries (torch's own float64 backward must pass there) and 8192, and
-    near-uniform rows of 4096 with a gradient of one sign (``⟨g, p⟩ ≈ 1`` summed from
-    4096 terms: a 16-bit accumulator stalls).
+    uniform rows of 4096 with a gradient of one sign (``⟨g, p⟩ ≈ 1.5`` summed from 4096
+    terms of ``1.5/4096``: a float16 accumulator stalls at 1).
 ``neg_inf``
     Logits of ``−inf`` (their weight and their softmax VJP entry are exactly 0; the
     log-softmax VJP entry is exactly ``g``): random positions, a leading block of 128.
