@@ -635,7 +635,8 @@ def check_attention(fn: Callable[..., Any], **kwargs: Any) -> Any:
     --------
     >>> import numpy as np
     >>> def attention(q, k, v, attn_mask=None, is_causal=False, scale=None):
-    ...     s = q @ np.swapaxes(k, -1, -2) * (scale or 1 / np.sqrt(q.shape[-1]))
+    ...     scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale  # 0 stays 0
+    ...     s = q @ np.swapaxes(k, -1, -2) * scale
     ...     if attn_mask is not None:
     ...         s = np.where(attn_mask, s, -np.inf) if attn_mask.dtype == bool else s + attn_mask
     ...     if is_causal:

@@ -507,7 +507,7 @@ def _requirements(
                     cases=1,
                     failures=int(failed),
                     max_ulp=0.0,
-                    message=f"{key} → {seen}, required {wanted}" if failed else "ok",
+                    message=f"1/1 failed; {key} → {seen}, required {wanted}" if failed else "ok",
                     hint=_INPUT_HINT if failed and key == "input" and seen == "modified" else "",
                 )
             )
