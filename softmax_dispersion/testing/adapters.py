@@ -126,6 +126,16 @@ class Adapter:
         """The library's boolean array of ``mask``."""
         return np.array(mask, dtype=bool, copy=True)
 
+    def transposed(self, rows: F64, dtype: str) -> Any:
+        """:meth:`array` of ``rows`` as a view whose last two axes are swapped in memory.
+
+        Its values are ``rows``; its strides are not those of a contiguous array (a
+        kernel that reads the memory as if it were contiguous reads other values).
+        """
+        with np.errstate(all="ignore"):
+            stored = np.array(np.swapaxes(rows, -1, -2), dtype=dtype, order="C", copy=True)
+        return np.swapaxes(stored, -1, -2)
+
     def values(self, array: Any) -> F64:
         """The exact float64 values of one of this library's arrays."""
         return to_float64(array)[0]
@@ -155,6 +165,10 @@ class _Torch(Adapter):
         import torch
 
         return torch.from_numpy(np.array(mask, dtype=bool, copy=True))
+
+    def transposed(self, rows: F64, dtype: str) -> Any:
+        stored = np.ascontiguousarray(np.swapaxes(rows, -1, -2))
+        return self.array(stored, dtype).transpose(-1, -2)
 
     def source(self, dtype: str, name: str = "x") -> str:
         return f"import torch; {name} = torch.from_numpy({name}).to(torch.{dtype})"
@@ -194,6 +208,9 @@ class _Jax(Adapter):
         import jax.numpy as jnp  # type: ignore[import-not-found, unused-ignore]
 
         return jnp.asarray(np.ascontiguousarray(mask, dtype=bool))
+
+    def transposed(self, rows: F64, dtype: str) -> Any:
+        return self.array(rows, dtype)  # jax arrays have no strides: nothing to vary
 
     def source(self, dtype: str, name: str = "x") -> str:
         return (

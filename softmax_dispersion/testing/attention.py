@@ -207,7 +207,24 @@ def judgement(out: F64, problem: AttentionProblem, tolerance: object) -> _Judgem
             ref, problem, tolerance=tolerance, mask_rounding=wide
         )
         exact_allowed = exact_allowed.reshape(shape) + np.nan_to_num(ref.radius.reshape(shape))
-        exact_applies = doubt & (exact_validity.reshape(shape[:-1]) <= VALID_UP_TO)
+        exact_valid = exact_validity.reshape(shape[:-1]) <= VALID_UP_TO
+        # a row whose mask is one constant (a row of finfo.min) has the exact answer of
+        # the attention without it: removed exactly (a shift by the row's maximum, as
+        # some kernels do), T14 holds with no mask at all on that row
+        constant = _constant_bias_rows(problem) & doubt
+        if constant.any():
+            bare = replace(problem, bias=np.where(problem.excluded, -np.inf, 0.0))
+            bare_allowed, bare_validity = allowance_and_validity(
+                reference_of(bare), bare, tolerance=tolerance
+            )
+            bare_valid = constant & (bare_validity.reshape(shape[:-1]) <= VALID_UP_TO)
+            bare_allowed = bare_allowed.reshape(shape) + np.nan_to_num(ref.radius.reshape(shape))
+            widest = np.where(
+                exact_valid[..., None], np.maximum(exact_allowed, bare_allowed), bare_allowed
+            )
+            exact_allowed = np.where(bare_valid[..., None], widest, exact_allowed)
+            exact_valid = exact_valid | bare_valid
+        exact_applies = doubt & exact_valid
         rounded_ref = reference_of(problem, scores="rounded")
         rounded_allowed, certain = rounded_allowance(rounded_ref, problem, tolerance=tolerance)
         rounded_allowed = rounded_allowed.reshape(shape) + np.nan_to_num(
@@ -230,6 +247,17 @@ def judgement(out: F64, problem: AttentionProblem, tolerance: object) -> _Judgem
         )
         values = np.where(pick_rounded, rounded_ref.values.reshape(shape), values)
     return _Judgement(values, allowed, natural.reshape(shape), kept, answer, unvouched)
+
+
+def _constant_bias_rows(problem: AttentionProblem) -> Bool:
+    """Rows ``(B, L)`` whose visible keys all carry one and the same mask value."""
+    bias = problem.bias
+    visible = ~problem.excluded
+    with np.errstate(all="ignore"):
+        top = np.max(np.where(visible, bias, -np.inf), axis=-1, keepdims=True)
+        low = np.min(np.where(visible, bias, np.inf), axis=-1, keepdims=True)
+    found: Bool = ((top == low) & np.isfinite(top))[..., 0]
+    return found
 
 
 def _hint(out: F64, judged: _Judgement, problem: AttentionProblem) -> str:
@@ -297,8 +325,14 @@ def _describe_fully_masked(row: F64, values: F64) -> str:
     return _listed(row)
 
 
+LISTED = 8
+"""How many values of a row a named output lists (the report's worst column among them)."""
+
+
 def _listed(row: F64) -> str:
-    return "[" + ", ".join(f"{float(v):.4g}" for v in row.reshape(-1)[:6]) + "]"
+    values = row.reshape(-1)
+    more = ", …" if values.size > LISTED else ""
+    return "[" + ", ".join(f"{float(v):.4g}" for v in values[:LISTED]) + more + "]"
 
 
 class AttentionEngine:
@@ -451,24 +485,34 @@ class AttentionEngine:
             observed = f"raises {type(cause).__name__}" if cause else f"error: {exc}"
             return PolicyOutcome(key, observed, label=variant)
         row = out[0, 1]
+        finite = bool(np.all(np.isfinite(row)))
+        shown = row[:LISTED]
+        column = int(np.argmax(np.where(np.isnan(shown), np.inf, np.abs(shown))))
+        expected = allowance = math.nan
         if key == "fully masked row":
             observed = _describe_fully_masked(row, problem.v[0])
         else:
             judged = judgement(out, problem, session.tolerance)
-            fits = np.all(np.abs(row - judged.values[0, 1]) <= judged.allowed[0, 1])
-            observed = (
-                ("rounded scores" if judged.answer["rounded scores"] else "exact")
-                if fits and np.all(np.isfinite(row))
-                else _describe_fully_masked(row, problem.v[0])
-            )
-        column = int(np.argmax(np.where(np.isnan(row), np.inf, np.abs(row))))
+            want, allowed = judged.values[0, 1], judged.allowed[0, 1]
+            if not finite:
+                observed = _describe_fully_masked(row, problem.v[0])
+            elif np.all(np.abs(row - want) <= allowed):
+                observed = "rounded scores" if judged.answer["rounded scores"] else "exact"
+            else:
+                # finite, and neither answer within its allowance: the values are in the
+                # report's worst input, at the entry farthest beyond its allowance
+                observed = "wrong values"
+                with np.errstate(all="ignore"):
+                    gap = np.abs(shown - want[:LISTED]) / allowed[:LISTED]
+                column = int(np.argmax(np.nan_to_num(gap, nan=np.inf)))
+                expected, allowance = float(want[column]), float(allowed[column])
         worst = Worst(
             case=f"policy {key!r}",
             row=1,
             column=column,
             actual=float(row[column]),
-            expected=math.nan,
-            allowance=math.nan,
+            expected=expected,
+            allowance=allowance,
             error_ulps=math.nan,
             allowed_ulps=math.nan,
             inputs=problem.q[0],
@@ -591,7 +635,8 @@ def check_attention(fn: Callable[..., Any], **kwargs: Any) -> Any:
     --------
     >>> import numpy as np
     >>> def attention(q, k, v, attn_mask=None, is_causal=False, scale=None):
-    ...     s = q @ np.swapaxes(k, -1, -2) * (scale or 1 / np.sqrt(q.shape[-1]))
+    ...     scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale  # 0 stays 0
+    ...     s = q @ np.swapaxes(k, -1, -2) * scale
     ...     if attn_mask is not None:
     ...         s = np.where(attn_mask, s, -np.inf) if attn_mask.dtype == bool else s + attn_mask
     ...     if is_causal:

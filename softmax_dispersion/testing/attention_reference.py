@@ -190,7 +190,7 @@ def attention_problem(
     ValueError
         For shapes that do not fit, a mask that does not broadcast to ``(..., L, S)``,
         ``attn_mask`` together with ``is_causal``, a scale that is not a finite number
-        ``> 0``, or an unknown dtype.
+        ``>= 0``, or an unknown dtype.
 
     Examples
     --------
@@ -233,8 +233,9 @@ def attention_problem(
     if scale is not None:
         if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating)):
             raise ValueError(f"scale must be a number, got {type(scale).__name__}")
-        if not (math.isfinite(float(scale)) and float(scale) > 0):
-            raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
+        # 0 is honoured as 0 (torch's SDPA: every row the mean of the visible values)
+        if not (math.isfinite(float(scale)) and float(scale) >= 0):
+            raise ValueError(f"scale must be a finite number >= 0, got {scale!r}")
         exact_scale = Fraction(float(scale))
     size = int(np.prod(batch, dtype=np.int64)) if batch else 1
     return AttentionProblem(
@@ -358,6 +359,11 @@ class _Pieces:
     wide: Bool  # (B, L): rows the float64 engine leaves to arb
 
 
+def _relative(approx: Fraction, exact: Fraction) -> float:
+    """``|approx − exact|/exact``, 0 for a scale of exactly 0 (held exactly)."""
+    return float(abs(approx - exact) / exact) if exact else 0.0
+
+
 def _float64_engine(problem: AttentionProblem, requirement: float) -> _Pieces:
     from softmax_dispersion.numerics.dense import certified_softmax_dense
 
@@ -367,7 +373,7 @@ def _float64_engine(problem: AttentionProblem, requirement: float) -> _Pieces:
     sc = problem.scale_float
     # The scale's own representation error, relative (1/√E rounded to float64).
     exact_scale = problem.scale if problem.scale is not None else 1 / _sqrt_fraction(dims)
-    scale_error = float(abs(Fraction(sc) - exact_scale) / exact_scale) * 1.01 + 2.0**-190
+    scale_error = _relative(Fraction(sc), exact_scale) * 1.01 + 2.0**-190
     with np.errstate(all="ignore"):
         dot = np.matmul(q, np.swapaxes(k, 1, 2))
         size = np.matmul(np.abs(q), np.swapaxes(np.abs(k), 1, 2))
@@ -494,7 +500,7 @@ def _dd_scores(problem: AttentionProblem) -> tuple[F64, F64, F64]:
     exact_scale = problem.scale if problem.scale is not None else 1 / _sqrt_fraction(dims)
     scale_hi = float(exact_scale)
     scale_lo = float(exact_scale - Fraction(scale_hi))
-    scale_error = float(abs(exact_scale - Fraction(scale_hi) - Fraction(scale_lo)) / exact_scale)
+    scale_error = _relative(Fraction(scale_hi) + Fraction(scale_lo), exact_scale)
     excluded = np.isneginf(bias)
     with np.errstate(all="ignore"):
         sh, sl = dd_mul(hi, lo, scale_hi, scale_lo)

@@ -2,7 +2,7 @@
 
 Each :class:`AttentionCase` holds float64 ``q``, ``k``, ``v`` (rounded to the tested dtype
 by the battery), an optional mask (boolean: True takes part; or float: added to the
-scores, in the tested dtype), ``is_causal`` and ``scale``.  Five suites:
+scores, in the tested dtype), ``is_causal`` and ``scale``.  Seven suites:
 
 ``random``
     Seeded normal inputs from one key to 1238 keys (an off-block length), head sizes 8 to
@@ -24,11 +24,19 @@ scores, in the tested dtype), ``is_causal`` and ``scale``.  Five suites:
     larger score is not held precisely enough for any answer to be vouched for) with
     near-ties, and masked keys whose raw scores lie ``2·10⁴`` above the visible ones (a
     boolean mask turned into a ``−1e4`` bias lets them through).
+``scales``
+    Explicit scales 0.3 and 0.0 (honoured as 0: each row the mean of its values), and
+    0.3 together with a causal mask and with a float mask (a kernel path of their own).
+``tiles``
+    Shapes that cross the tiles and grids of fused kernels: 160 query rows, head sizes
+    128 and 100 (not a multiple of 8), six heads with their own values, and causal
+    masks over 160 keys with two batch elements, ``L > S`` (96 × 40) and ``L < S``
+    (24 × 144), top-left aligned as torch's ``is_causal``.
 ``shapes``
     Arrays outside the core contract ``(B, H, L, E)`` with ``Ev = E``: 3-D inputs, a
-    value size other than ``E``, ``L ≠ S``, a mask broadcast over heads.  Checked where
-    the implementation takes them (some fused kernels only take 4-D inputs with
-    ``Ev = E``).
+    value size other than ``E``, ``L ≠ S``, a mask broadcast over heads, and batch
+    dimensions of ``k``, ``v`` and the mask broadcast to ``q``'s.  Checked where the
+    implementation takes them (some fused kernels only take 4-D inputs with ``Ev = E``).
 
 The fully masked rows and the rows of ``finfo.min`` are *policy* inputs
 (:func:`policy_cases`): their outputs are named, not judged.
@@ -257,6 +265,62 @@ def _large(dtype: str, seed: int) -> list[AttentionCase]:
     return cases
 
 
+SCALES = (0.3, 0.0)
+"""The explicit scales of the ``scales`` suite besides the ``1.0`` of ``large_scores``: 0.3
+is no fixed point of ``1/s``, ``s²`` or ``√s`` (each misreading shows), and 0 is honoured
+as 0 (every row the mean of its visible values, as torch's SDPA does), which
+``scale or 1/√E`` turns into the default."""
+
+
+def _scales(dtype: str, seed: int) -> list[AttentionCase]:
+    rng = np.random.default_rng(seed + 16)
+    # scores of a few units at scale 0.3: larger inputs than the default scale's
+    size = 1.2 if dtype == "bfloat16" else 1.6
+    cases = []
+    for scale in SCALES:
+        q = _normal(rng, 1, 2, 8, 32, size)
+        k = _normal(rng, 1, 2, 40, 32, size)
+        v = _normal(rng, 1, 2, 40, 32, 1.0)
+        cases.append(AttentionCase(f"scales/scale_{scale:g}", q, k, v, scale=scale))
+    # the scale with a causal mask (a causal kernel of its own) and with a float mask
+    q = _normal(rng, 1, 2, 48, 32, size)
+    k = _normal(rng, 1, 2, 48, 32, size)
+    v = _normal(rng, 1, 2, 48, 32, 1.0)
+    cases.append(AttentionCase("scales/causal_scale_0.3", q, k, v, is_causal=True, scale=0.3))
+    distance = np.arange(40)[None, :] - np.arange(8)[:, None]
+    bias = -0.25 * np.abs(distance) + rng.uniform(-1, 1, size=(8, 40))
+    q = _normal(rng, 1, 2, 8, 32, size)
+    k = _normal(rng, 1, 2, 40, 32, size)
+    v = _normal(rng, 1, 2, 40, 32, 1.0)
+    cases.append(AttentionCase("scales/float_mask_scale_0.3", q, k, v, bias, scale=0.3))
+    return cases
+
+
+def _tiles(dtype: str, seed: int) -> list[AttentionCase]:
+    rng = np.random.default_rng(seed + 17)
+    damp = 0.7 if dtype == "bfloat16" else 1.0  # as in ``random``: bfloat16's scores
+    cases = []
+    # query rows past a tile of 64 and of 128; head sizes past 64 and off the multiples of 8
+    for b, h, length, keys, dims in ((1, 1, 160, 96, 16), (1, 1, 4, 64, 128), (1, 1, 4, 40, 100)):
+        q = _normal(rng, b, h, length, dims, damp)
+        k = _normal(rng, b, h, keys, dims, damp)
+        v = _normal(rng, b, h, keys, dims, 1.0)
+        cases.append(AttentionCase(f"tiles/l{length}_s{keys}_e{dims}", q, k, v))
+    # six heads, each its own data: a head index taken modulo a grid size shows
+    q = _normal(rng, 1, 6, 4, 16, 1.0)
+    k = _normal(rng, 1, 6, 24, 16, 1.0)
+    v = _normal(rng, 1, 6, 24, 16, 1.0) + np.arange(6)[None, :, None, None]
+    cases.append(AttentionCase("tiles/heads_6", q, k, v))
+    # causal over several key tiles, two batch elements, and L ≠ S both ways (top-left)
+    for length, keys in ((160, 160), (96, 40), (24, 144)):
+        q = _normal(rng, 2, 2, length, 16, 1.0)
+        k = _normal(rng, 2, 2, keys, 16, 1.0)
+        v = _normal(rng, 2, 2, keys, 16, 1.0)
+        name = f"tiles/causal_{length}x{keys}"
+        cases.append(AttentionCase(name, q, k, v, is_causal=True))
+    return cases
+
+
 def _shapes(dtype: str, seed: int) -> list[AttentionCase]:
     rng = np.random.default_rng(seed + 14)
     cases = []
@@ -272,6 +336,12 @@ def _shapes(dtype: str, seed: int) -> list[AttentionCase]:
     mask[:, 0] = True
     v4 = rng.standard_normal((1, 2, 9, 16))
     cases.append(AttentionCase("shapes/mask_over_heads", q4, k4, v4, mask))
+    # batch dimensions of k, v and the mask broadcast to q's (the SDPA contract)
+    q = rng.standard_normal((2, 3, 5, 16))
+    k = rng.standard_normal((1, 3, 9, 16))
+    v = rng.standard_normal((2, 1, 9, 16))
+    bias = rng.uniform(-2, 0, size=(2, 1, 5, 9))
+    cases.append(AttentionCase("shapes/broadcast_batch", q, k, v, bias, core=False))
     return cases
 
 
@@ -280,6 +350,8 @@ SUITE_BUILDERS: dict[str, Callable[[str, int], list[AttentionCase]]] = {
     "long": _long,
     "masks": _masks,
     "large_scores": _large,
+    "scales": _scales,
+    "tiles": _tiles,
     "shapes": _shapes,
 }
 """The attention suites by name: ``builder(dtype, seed)`` → cases."""

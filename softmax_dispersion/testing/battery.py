@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from softmax_dispersion.testing.adapters import LIBRARY_DTYPES, Adapter, adapter
-from softmax_dispersion.testing.battery_report import PropertyResult, Report
+from softmax_dispersion.testing.battery_report import PropertyResult, Report, ulps_text
 from softmax_dispersion.testing.calls import (
     Caller,
     SoftmaxCallError,
@@ -184,8 +184,8 @@ def _options(kind: Kind, given: Mapping[str, object]) -> dict[str, Any]:
 
 
 def _required(kind: Kind, policies: Mapping[str, str] | None) -> dict[str, str]:
-    required = dict(policies or {})
-    for key, value in required.items():
+    given = dict(policies or {})
+    for key, value in given.items():
         if key not in kind.policy_keys:
             raise ValueError(f"unknown policy {key!r}; known: {', '.join(kind.policy_keys)}")
         if key in BEHAVIOURS:
@@ -200,7 +200,8 @@ def _required(kind: Kind, policies: Mapping[str, str] | None) -> dict[str, str]:
                 f"policy {key!r} is one of {', '.join(policy.names)} ('raises TypeName' for "
                 f"an exception), not {value!r}"
             )
-    return required
+    # the kind's defaults (an input kept by a backward pass), each overridden by the caller
+    return dict(kind.required) | given
 
 
 def plan_check(
@@ -331,8 +332,14 @@ def _unnamed_failure(kind: Kind, outcome: PolicyOutcome, dtype: str) -> Property
             f"{outcome.observed}"
         ),
         worst=worst,
-        hint="an output on a non-finite or fully masked row must be a named policy "
-        "(NaN, zeros, uniform, the limit, ...): this one is a wrong answer",
+        hint=(
+            f"a finite input ({policy.question}): its output must be one of the accepted "
+            f"answers ({'/'.join(n for n in policy.names if n != 'raises')}) within the "
+            "tolerance, and this finite output is none of them: a wrong answer"
+            if policy.finite
+            else "an output on a non-finite or fully masked row must be a named policy "
+            "(NaN, zeros, uniform, the limit, ...): this one is a wrong answer"
+        ),
     )
 
 
@@ -385,7 +392,8 @@ def _lenient_note(session: Session) -> str:
     return (
         f"{session.dtype}: accuracy passed {len(found)} case(s) only through the allowance "
         "that the log-sum-exp, log-add-exp or scale-before-shift formulations need "
-        f"(worst {worst.label}: {worst.error_ulps:.3g} ULP, allowed {worst.allowed_ulps:.3g}; "
+        f"(worst {worst.label}: {ulps_text(worst.error_ulps)}, allowed "
+        f"{ulps_text(worst.allowed_ulps)}; "
         f"a max-shifted formulation {worst.strict_ulps:.3g}): tolerance='strict' fails it"
     )
 
@@ -499,10 +507,19 @@ def _requirements(
                     cases=1,
                     failures=int(failed),
                     max_ulp=0.0,
-                    message=f"{key} → {seen}, required {wanted}" if failed else "ok",
+                    message=f"1/1 failed; {key} → {seen}, required {wanted}" if failed else "ok",
+                    hint=_INPUT_HINT if failed and key == "input" and seen == "modified" else "",
                 )
             )
     return results
+
+
+_INPUT_HINT = (
+    "the function wrote into one of its arguments or returned one as its output (the "
+    "notes say which call): a backward pass that writes into g, or attention into q, k "
+    "or v, corrupts what autograd saved; return a new array (policies={'input': "
+    "'modified'} accepts an in-place function)"
+)
 
 
 def _library_notes(plan: Plan) -> set[str]:

@@ -17,7 +17,30 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["INLINE_LIMIT", "PropertyResult", "Report", "Worst"]
+__all__ = ["INLINE_LIMIT", "PropertyResult", "Report", "Worst", "ulps_text"]
+
+SMALLEST_ULPS = 0.01
+"""ULP counts below this print as ``"<0.01 ULP"`` (ULPs of a natural scale such as
+``Σ_j p_j|v_j|`` can be far below 1: ``9.31e-10 ULP`` read as a number is noise)."""
+
+
+def ulps_text(value: float, digits: int = 3) -> str:
+    """An error in ULPs for reports: ``"2.5 ULP"``, ``"<0.01 ULP"``, ``"0 ULP"``, ``"inf ULP"``.
+
+    Notes
+    -----
+    ``0 < value < 0.01`` prints as ``<0.01 ULP``; other values with ``digits``
+    significant digits (``g`` format).
+
+    Examples
+    --------
+    >>> ulps_text(9.31e-10), ulps_text(0.0), ulps_text(38.46), ulps_text(0.5)
+    ('<0.01 ULP', '0 ULP', '38.5 ULP', '0.5 ULP')
+    """
+    if 0 < value < SMALLEST_ULPS:
+        return f"<{SMALLEST_ULPS:g} ULP"
+    return f"{value:.{digits}g} ULP"
+
 
 F64 = npt.NDArray[np.float64]
 Bool = npt.NDArray[np.bool_]
@@ -276,7 +299,13 @@ class Report:
     def _grid(self) -> tuple[list[str], list[str], dict[tuple[str, str], PropertyResult]]:
         dtypes = list(dict.fromkeys(result.dtype for result in self.results))
         props = list(dict.fromkeys(result.name for result in self.results))
-        cells = {(result.name, result.dtype): result for result in self.results}
+        cells: dict[tuple[str, str], PropertyResult] = {}
+        for result in self.results:
+            # several results of one property and dtype (the policy property: a required
+            # behaviour and an unnamed output): the cell shows a failing one
+            key = (result.name, result.dtype)
+            if key not in cells or cells[key].passed:
+                cells[key] = result
         return props, dtypes, cells
 
     @staticmethod
@@ -286,8 +315,8 @@ class Report:
         verdict = "ok" if result.passed else f"FAIL {result.failures}/{result.cases}"
         ratio = result.error_ratio
         if ratio is not None:
-            return f"{verdict} ({result.max_ulp:.3g} ULP, {ratio:.3g}×)"
-        return f"{verdict} ({result.max_ulp:.3g} ULP)" if result.max_ulp else verdict
+            return f"{verdict} ({ulps_text(result.max_ulp)}, {ratio:.3g}×)"
+        return f"{verdict} ({ulps_text(result.max_ulp)})" if result.max_ulp else verdict
 
     def table(self) -> str:
         """A plain-text table: properties × dtypes, max ULP error, verdict."""
@@ -513,7 +542,8 @@ def _values_line(w: Worst) -> str:
         parts.append(f"expected {w.expected!r}")
     if not math.isnan(w.error_ulps):
         parts.append(
-            f"error {w.error_ulps:.4g} ULP, allowed {w.allowed_ulps:.4g} ULP (±{w.allowance:.3g})"
+            f"error {ulps_text(w.error_ulps, 4)}, allowed {ulps_text(w.allowed_ulps, 4)} "
+            f"(±{w.allowance:.3g})"
         )
     elif not math.isnan(w.allowance):
         parts.append(f"allowed ±{w.allowance:.3g}")

@@ -5,7 +5,8 @@ shape it expects); the :class:`Caller` turns the arrays into the library's (floa
 arrays rounded to the checked dtype, boolean ones as masks), gives every call fresh
 copies, and watches what the implementation does with them: an exception or an output
 that is not an array of the expected shape is a :class:`SoftmaxCallError` naming the
-input; a changed argument is the ``input: modified`` behaviour; an earlier output that
+input; a changed argument, or an output that is an argument itself (or a view of its
+memory), is the ``input: modified`` behaviour; an earlier output that
 changes during a later call is a reused buffer (``fresh_output``).
 """
 
@@ -67,12 +68,16 @@ class Call:
         else (``is_causal=True``, ``scale=0.125``) is passed as it is.
     shape : tuple of int or None
         The output shape the call must return; ``None``: the first array's.
+    transposed : tuple of str
+        Arrays handed over as transposed views (their last two axes swapped in memory:
+        a non-contiguous input, as ``x.mT`` gives), where the library has strides.
     """
 
     where: str
     arrays: tuple[tuple[str, Any], ...]
     keywords: Mapping[str, Any] = field(default_factory=dict)
     shape: tuple[int, ...] | None = None
+    transposed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,22 @@ class Called:
     out_dtype: str
 
 
+def _shares(out: Any, array: Any) -> bool:
+    """Whether ``out`` is ``array`` or a view of its memory (numpy and torch)."""
+    if out is array:
+        return True
+    if isinstance(out, np.ndarray) and isinstance(array, np.ndarray):
+        return bool(np.shares_memory(out, array))
+    storage = getattr(out, "untyped_storage", None)
+    other = getattr(array, "untyped_storage", None)
+    if callable(storage) and callable(other):
+        try:
+            return bool(storage().data_ptr() == other().data_ptr() and out.numel() > 0)
+        except Exception:  # another library's tensor-like: identity only
+            return False
+    return False
+
+
 class Caller:
     """Calls the implementation, copying its inputs and watching them."""
 
@@ -111,11 +132,14 @@ class Caller:
         # that changes it returned a buffer it reuses (an internal workspace).
         self._last: dict[tuple[int, ...], tuple[Any, F64, str]] = {}
 
-    def _convert(self, values: Any) -> Any:
+    def _convert(self, values: Any, transposed: bool = False) -> Any:
         array = np.asarray(values)
         if array.dtype == bool:
             return self.library.mask(array)
-        return self.library.array(np.asarray(array, dtype=np.float64), self.dtype)
+        rows = np.asarray(array, dtype=np.float64)
+        if transposed:
+            return self.library.transposed(rows, self.dtype)
+        return self.library.array(rows, self.dtype)
 
     def _read(self, converted: Any, original: Any) -> Any:
         if np.asarray(original).dtype == bool:
@@ -125,7 +149,9 @@ class Caller:
     def __call__(self, call: Call) -> Called:
         """Run ``call``; the exact inputs and the output as float64."""
         names = [name for name, _ in call.arrays]
-        given = {name: self._convert(values) for name, values in call.arrays}
+        given = {
+            name: self._convert(values, name in call.transposed) for name, values in call.arrays
+        }
         keywords: dict[str, Any] = {}
         arrays_in_keywords: dict[str, Any] = {}
         for name, value in call.keywords.items():
@@ -150,6 +176,10 @@ class Caller:
                 f"{call.where}, shape {tuple(first.shape)}, dtype {self.dtype})"
                 + (f"; {hint}" if hint else "")
             ) from exc
+        alias = next((name for name, array in converted.items() if _shares(out, array)), "")
+        if alias and not self.modified:
+            # the caller's array is the output: writing into either changes the other
+            self.modified = f"{call.where} (the output is the argument {alias} itself)"
         if not self.modified:
             for name, array in converted.items():
                 if not np.array_equal(

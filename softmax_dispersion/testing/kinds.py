@@ -36,7 +36,9 @@ The record (cheap data)
     (outputs are log-probabilities: absolute tolerance, ULPs counted at
     ``max(|value|, 1)``); ``assert_source`` (the reproducer's check line for an accuracy
     failure, ``{call}`` replaced by the call; ``""`` prints the value instead);
-    ``contract`` (what an implementation returning another shape is told).
+    ``contract`` (what an implementation returning another shape is told);
+    ``required`` (named behaviours required unless ``policies=`` says otherwise:
+    ``{"input": "kept"}`` for the attention and VJP kinds).
 
 The engine (heavy, imported on first use; see
 :class:`~softmax_dispersion.testing.engine.Engine`)
@@ -254,6 +256,11 @@ class Kind:
         The reproducer's check of an accuracy failure (``{call}``: the call).
     contract : str
         What an implementation returning another shape is told.
+    required : mapping of str to str
+        Named behaviours required by default (``policies=`` overrides each): the
+        attention and VJP kinds require ``{"input": "kept"}``, since a backward pass
+        that writes into ``g`` (or attention into ``q``, ``k``, ``v``) corrupts the
+        caller's autograd graph.
     """
 
     name: str
@@ -271,6 +278,7 @@ class Kind:
     log_output: bool = False
     assert_source: str = ""
     contract: str = ""
+    required: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def policy_keys(self) -> tuple[str, ...]:
@@ -458,6 +466,9 @@ KINDS: dict[str, Kind] = _register(
 # --- attention and the backward passes (T14, T15) ------------------------------------------
 
 _ATTENTION_TARGETS = "softmax_dispersion.testing.attention_targets"
+# A backward pass that writes into g, or attention that writes into q, k or v, corrupts
+# the values autograd saved for later: an error by default, not a named choice.
+_KEEP_INPUTS = {"input": "kept"}
 KINDS.update(
     _register(
         Kind(
@@ -468,7 +479,7 @@ KINDS.update(
             arguments=("q", "k", "v"),
             claim="T14",
             engine="softmax_dispersion.testing.attention:ATTENTION",
-            suites=("random", "long", "masks", "large_scores", "shapes"),
+            suites=("random", "long", "masks", "large_scores", "scales", "tiles", "shapes"),
             properties=("accuracy", "permutation", "batch_independence", "shape_dtype"),
             policies=(
                 Policy(
@@ -483,6 +494,7 @@ KINDS.update(
                     finite=True,
                 ),
             ),
+            required=_KEEP_INPUTS,
             targets={
                 "numpy": f"{_ATTENTION_TARGETS}:numpy_attention_target",
                 "torch": f"{_ATTENTION_TARGETS}:torch_attention_target",
@@ -506,6 +518,7 @@ KINDS.update(
                         names,
                     ),
                 ),
+                required=_KEEP_INPUTS,
                 targets={
                     "numpy": f"{_ATTENTION_TARGETS}:numpy_vjp_target",
                     "torch": f"{_ATTENTION_TARGETS}:torch_vjp_target",

@@ -50,7 +50,7 @@ import numpy.typing as npt
 
 from softmax_dispersion.numerics.rounding import FORMATS, float_format
 from softmax_dispersion.testing.assertions import compare
-from softmax_dispersion.testing.battery_report import PropertyResult, Worst
+from softmax_dispersion.testing.battery_report import PropertyResult, Worst, ulps_text
 from softmax_dispersion.testing.tolerance import accumulation_format, flushing_is_named
 
 __all__ = ["PROPERTIES", "CaseRun", "Context", "Evaluated", "Lenient", "Property", "Tally"]
@@ -362,7 +362,8 @@ def judge(
         )
         message = (
             f"{int(bad_rows.sum())}/{actual.shape[0]} rows of {ev.label} beyond tolerance; "
-            f"worst {worst.error_ulps:.4g} ULP (allowed {worst.allowed_ulps:.4g} ULP) at "
+            f"worst {ulps_text(worst.error_ulps, 4)} "
+            f"(allowed {ulps_text(worst.allowed_ulps, 4)}) at "
             f"({r}, {c}): actual {worst.actual!r}, {what} {worst.expected!r}"
         )
         return worst, message, _value_hint(ctx, ev, actual, expected, r, c)

@@ -389,6 +389,8 @@ class RowEngine:
         mask: Bool | None,
         where: str,
         shape: tuple[int, ...] | None = None,
+        *,
+        transposed: bool = False,
     ) -> tuple[F64, F64, str]:
         """``(exact inputs, outputs, output dtype)`` of one call on ``rows``, as rows."""
         flat = rows.shape
@@ -399,7 +401,8 @@ class RowEngine:
         if self.spec.masked:
             assert mask is not None
             arrays = (("x", rows), ("mask", mask))
-        called = session.call(Call(where, arrays))
+        names = tuple(name for name, _ in arrays) if transposed else ()
+        called = session.call(Call(where, arrays, transposed=names))
         return called.inputs["x"].reshape(flat), called.out.reshape(flat), called.out_dtype
 
     def _alone(self, session: Session, main: Evaluated, length: int) -> list[tuple[int, F64]]:
@@ -420,13 +423,17 @@ class RowEngine:
         """Evaluate every case (grouped by call length) with its variants."""
         rng = np.random.default_rng(session.seed + 7)
         # One call per row length; a case of its own shape (square, 3-D) is a call alone.
-        groups: dict[tuple[int, tuple[int, ...] | None], list[_Request]] = {}
+        groups: dict[tuple[int, tuple[int, ...] | None, bool], list[_Request]] = {}
         for case in cases:
             for request in _variants(case, session.dtype, rng):
                 n = request.rows.shape[-1]
-                key = (self._length(session, n), None) if case.shape is None else (n, case.shape)
+                key = (
+                    (self._length(session, n), None, False)
+                    if case.shape is None
+                    else (n, case.shape, case.transposed)
+                )
                 groups.setdefault(key, []).append(request)
-        for (length, shape), requests in groups.items():
+        for (length, shape, transposed), requests in groups.items():
             inputs = [self._padded(*self._inputs(session, request), length) for request in requests]
             stacked = np.concatenate([rows for rows, _ in inputs])
             masks = None
@@ -435,8 +442,12 @@ class RowEngine:
             where = f"{len(requests)} case(s) of length {length}"
             if shape is not None:
                 where = f"{requests[0].case.name}, shape {shape}"
+                if transposed and session.library.name != "jax":
+                    where += " (a transposed view: not contiguous)"
             try:
-                exact, out, out_dtype = self._call(session, stacked, masks, where, shape)
+                exact, out, out_dtype = self._call(
+                    session, stacked, masks, where, shape, transposed=transposed
+                )
             except SoftmaxCallError as exc:
                 if shape is None or len(shape) == 2:
                     raise

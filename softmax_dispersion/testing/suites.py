@@ -51,7 +51,9 @@ dtype by the battery, with a boolean mask for the cases that have masked entries
     Arrays that are not a stack of rows: a square ``(16, 16)`` one (an implementation
     that reads a square input column-major, or normalises over the first axis) and a
     3-D ``(2, 3, 7)`` one (normalised over its last axis, not axis 1), each in a call
-    of its own.
+    of its own, and a ``(24, 16)`` input given as a transposed view (not contiguous: a
+    kernel that reads its input's memory as contiguous reads the columns; numpy and
+    torch, jax arrays have no strides).
 
 The non-finite rows of the table (``+inf``, all ``−inf``, NaN, NaN among masks) and the
 rows of only ``finfo.min`` (at every length of :func:`scale_lengths`) are policy cases:
@@ -123,12 +125,16 @@ class Case:
         The shape the rows are given in, in a call of their own (a square or 3-D array
         whose last axis holds the rows); ``None``: stacked with the other rows of their
         length, as ``(batch, n)``.
+    transposed : bool
+        Given as a transposed view (its last two axes swapped in memory: not contiguous;
+        numpy and torch, jax arrays have no strides).
     """
 
     name: str
     rows: F64
     mask: Bool | None = None
     shape: tuple[int, ...] | None = None
+    transposed: bool = False
 
     @property
     def suite(self) -> str:
@@ -434,6 +440,10 @@ def _shapes(dtype: str, seed: int) -> list[Case]:
         cases.append(
             Case(f"shapes/{'square' if len(shape) == 2 else 'array'}_{label}", rows, shape=shape)
         )
+    # a transposed view (x.mT of a (16, 24) array): a kernel that reads its input's memory
+    # as if it were contiguous reads the columns
+    rows = rng.standard_normal((24, 16)) * 3.0
+    cases.append(Case("shapes/transposed_24x16", rows, shape=(24, 16), transposed=True))
     return cases
 
 

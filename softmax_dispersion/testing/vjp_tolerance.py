@@ -19,8 +19,9 @@ For a row of ``n`` logits, format ``u`` and accumulation format ``u_acc`` (float
 
 The allowance is ``1.01·F_i`` plus the second-order terms the first order leaves out
 (computed from the same quantities with ``expm1``: the products of ``(1 + δ)`` factors),
-plus ``s_min(|g_i| + (1 + p_i)Σ_j|g_j|)`` for weights held below the format's normal
-range (T12's model needs them normal; a subnormal weight is off by up to ``s_min/2``),
+plus ``s_min([p_i low](|g_i| + Σ_j|g_j|) + (1 + p_i)Σ_{j low}|g_j|)`` for the weights
+``p_j < 2·2^emin`` that may be held below the format's normal range (T12's model needs
+them normal; a subnormal weight is off by up to ``s_min/2``),
 plus half an ulp of the reference and ``f`` smallest subnormals.  At a ``−inf`` logit the
 softmax entry is exactly 0 and the log-softmax one ``g_i``.
 
@@ -135,9 +136,15 @@ def vjp_allowance(
             first = np.where(live, first, 0.0)
             second = np.where(live, second, 0.0)
         # weights below the format's normal range are held to half its smallest
-        # subnormal, outside T12's model: ``s_min/2`` on each p̂_j, through every term
+        # subnormal, outside T12's model: ``s_min/2`` on each such p̂_j, through every
+        # term it enters (a weight within a factor 2 of the range counts: its computed
+        # value may fall below).  Only those: ``s_min·Σ_j|g_j|`` over a whole row of 4096
+        # normal weights in float16 would be as large as each weight itself.
+        below = probs < 2.0 * np.ldexp(1.0, fmt.emin)
+        low_mass = np.sum(np.where(below, size, 0.0), axis=-1, keepdims=True)
         underflow = fmt.smallest_subnormal * (
-            size + np.sum(size, axis=-1, keepdims=True) * (1 + probs)
+            np.where(below, size + np.sum(size, axis=-1, keepdims=True), 0.0)
+            + (1 + probs) * low_mass
         )
         bound = (1.01 * first + second + underflow) * (1 + 2.0**-40)
         finite = np.isfinite(values)

@@ -23,6 +23,17 @@ without the ``⟨g, p⟩`` term, computed in float32 for float64 input, the log-
 without the sum (``g − p ⊙ g``), the sign of the correction flipped, the weights
 recomputed without the max shift or shifted by the whole batch's maximum, and the softmax
 VJP given for the log-softmax kind.
+
+A red team's planted bugs, each of which passed while the suites held no input to show
+it: the scale divided by, squared, ``scale or 1/√E`` (0 becomes the default), ignored
+with a float mask or on the causal path; query rows past 64 left at zero, a causal
+kernel that visits only the diagonal key tile, the head size cut at 64, the key/value
+head index modulo 4, causal masking of batch element 0 only, bottom-right alignment when
+``L > S``; ``v`` written into (``input: modified``, required ``kept`` for attention);
+a VJP written into ``g`` and returned, rows after the 8th taking an earlier row's
+``⟨g, p⟩``, ``⟨g, p⟩`` accumulated in float16.  Its false alarm is a correct entry:
+torch's SDPA after each float-mask row is shifted exactly by its maximum (bfloat16's
+``finfo.min row`` once failed it).
 """
 
 from __future__ import annotations
@@ -292,6 +303,130 @@ def returns_float64(
     return np.asarray(naive_float32(q, k, v, attn_mask, is_causal, scale), dtype=np.float64)
 
 
+# the red team's planted bugs (scales, shapes, tiles and grids the suites once lacked)
+
+
+def scale_as_divisor(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """``scale`` read as a temperature: the scores divided by it (right only at 1)."""
+    factor = None if scale is None else np.divide(1.0, scale)  # inf at 0, as numpy does
+    return naive_float32(q, k, v, attn_mask, is_causal, factor)
+
+
+def scale_squared(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """``scale`` applied in full to both ``q`` and ``k`` (``√scale`` each is right)."""
+    return naive_float32(q, k, v, attn_mask, is_causal, None if scale is None else scale * scale)
+
+
+def scale_or_default(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """``scale or 1/√E``: an explicit scale of 0 becomes the default."""
+    return naive_float32(q, k, v, attn_mask, is_causal, scale or 1 / math.sqrt(np.shape(q)[-1]))
+
+
+def scale_ignored_with_float_mask(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """A float-mask path hard-wired to ``1/√E``."""
+    if attn_mask is not None and np.asarray(attn_mask).dtype != bool:
+        scale = None
+    return naive_float32(q, k, v, attn_mask, is_causal, scale)
+
+
+def causal_path_ignores_scale(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """A causal kernel of its own hard-wired to ``1/√E``."""
+    return naive_float32(q, k, v, attn_mask, is_causal, None if is_causal else scale)
+
+
+def queries_past_64_left_zero(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """Query tiles of 64: only the first tile computed, the other rows left at zero."""
+    out = np.array(naive_float32(q, k, v, attn_mask, is_causal, scale))
+    out[..., 64:, :] = 0
+    return out
+
+
+def causal_diagonal_tile_only(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """A causal kernel over key tiles of 64 that visits only the diagonal tile."""
+    if not is_causal:
+        return naive_float32(q, k, v, attn_mask, False, scale)
+    i = np.arange(np.shape(q)[-2])[:, None]
+    j = np.arange(np.shape(k)[-2])[None, :]
+    return naive_float32(q, k, v, (j <= i) & (j // 64 == i // 64), False, scale)
+
+
+def head_dim_cut_at_64(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """Scores from the first 64 head dimensions only (a kernel built for E ≤ 64)."""
+    factor = 1 / math.sqrt(np.shape(q)[-1]) if scale is None else scale
+    return naive_float32(q[..., :64], k[..., :64], v, attn_mask, is_causal, factor)
+
+
+def head_index_mod_4(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """A grid whose key/value head index is taken modulo 4."""
+    if np.ndim(q) == 4 and np.shape(q)[1] > 4 and np.shape(k)[1] == np.shape(q)[1]:
+        heads = np.arange(np.shape(q)[1]) % 4
+        k, v = k[:, heads], v[:, heads]
+    return naive_float32(q, k, v, attn_mask, is_causal, scale)
+
+
+def causal_first_batch_element_only(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """The causal mask applied to batch element 0 only; the others see every key."""
+    out = np.array(naive_float32(q, k, v, attn_mask, is_causal, scale))
+    if is_causal and np.ndim(q) == 4 and np.shape(q)[0] > 1:
+        out[1:] = naive_float32(q[1:], k[1:], v[1:], attn_mask, False, scale)
+    return out
+
+
+def causal_bottom_right_when_more_queries(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """Bottom-right causal alignment used only when ``L > S`` (top-left otherwise)."""
+    length, keys = np.shape(q)[-2], np.shape(k)[-2]
+    if not (is_causal and length > keys):
+        return naive_float32(q, k, v, attn_mask, is_causal, scale)
+    mask = np.tril(np.ones((length, keys), dtype=bool), keys - length)
+    return naive_float32(q, k, v, mask, False, scale)
+
+
+def writes_into_v(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """The right output, and the caller's ``v`` zeroed (a buffer reused as workspace)."""
+    out = naive_float32(q, k, v, attn_mask, is_causal, scale)
+    v[...] = 0
+    return out
+
+
+def torch_sdpa_after_exact_mask_shift(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """torch's SDPA after each float-mask row is shifted by its maximum (exact on a row
+    of one value: ``softmax(s + m) = softmax(s + m − max m)``)."""
+    import torch
+
+    if attn_mask is not None and attn_mask.dtype != torch.bool:
+        top = attn_mask.amax(-1, keepdim=True)
+        attn_mask = attn_mask - torch.where(torch.isfinite(top), top, torch.zeros_like(top))
+    return torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, attn_mask=attn_mask, is_causal=is_causal, scale=scale
+    )
+
+
 # --- VJPs -----------------------------------------------------------------------------------
 
 
@@ -378,6 +513,39 @@ def vjp_no_max_shift(x: Array, g: Array) -> Array:
         return _finish(p * (gw - np.sum(p * gw, axis=-1, keepdims=True)), x)
 
 
+def vjp_into_g(x: Array, g: Array) -> Array:
+    """The right values written into the incoming gradient ``g``, which is returned."""
+    g[...] = vjp_textbook(x, g)
+    return g
+
+
+def log_vjp_into_g(x: Array, g: Array) -> Array:
+    """``g −= p·Σg`` in place (the log-softmax VJP), ``g`` returned."""
+    g[...] = log_vjp_textbook(x, g)
+    return g
+
+
+def vjp_rows_after_8_reuse(x: Array, g: Array) -> Array:
+    """Rows in groups of 8: the rows of later groups take group 0's ``⟨g, p⟩``."""
+    p, gw = _weights(x), _work(g)
+    dot = np.sum(p * gw, axis=-1, keepdims=True).reshape(-1, 1)
+    dot[8:] = dot[np.arange(8, dot.shape[0]) % 8]
+    return _finish(p * (gw - dot.reshape((*p.shape[:-1], 1))), x)
+
+
+def vjp_dot_in_float16(x: Array, g: Array) -> Array:
+    """``⟨g, p⟩`` accumulated entry by entry in the 16-bit input format."""
+    dtype = np.asarray(x).dtype
+    p, gw = _weights(x), _work(g)
+    if dtype.itemsize >= 4:
+        return vjp_textbook(x, g)
+    p16, g16 = p.astype(dtype), np.asarray(g)
+    dot = np.zeros((*p.shape[:-1], 1), dtype=dtype)
+    for j in range(p.shape[-1]):
+        dot = (dot + g16[..., j : j + 1] * p16[..., j : j + 1]).astype(dtype)
+    return _finish(p * (gw - dot.astype(np.float32)), x)
+
+
 CORRECT: dict[str, Entry] = {
     "naive_float32": Entry(naive_float32),
     "online_flash": Entry(online_flash),
@@ -388,6 +556,8 @@ CORRECT: dict[str, Entry] = {
     "vjp_sequential_float32": Entry(vjp_sequential_float32, "softmax_vjp"),
     "log_vjp_textbook": Entry(log_vjp_textbook, "log_softmax_vjp"),
     "log_vjp_from_output": Entry(log_vjp_from_output, "log_softmax_vjp"),
+    # the red team's false alarm: 1 bf16 ULP from the exact answer on a row of finfo.min
+    "torch_sdpa_after_exact_mask_shift": Entry(torch_sdpa_after_exact_mask_shift, library="torch"),
 }
 """Honest implementations (numpy); the built-in targets (torch, jax) are tested beside."""
 
@@ -437,5 +607,30 @@ WRONG: dict[str, Entry] = {
     "log_vjp_given_the_softmax_vjp": Entry(
         vjp_textbook, "log_softmax_vjp", fails=("accuracy",), dtypes=_32
     ),
+    # the red team's planted bugs (each passed the suites before they held its input)
+    "scale_as_divisor": Entry(scale_as_divisor, fails=("accuracy",), dtypes=_32),
+    "scale_squared": Entry(scale_squared, fails=("accuracy",), dtypes=_32),
+    "scale_or_default": Entry(scale_or_default, fails=("accuracy",), dtypes=_32),
+    "scale_ignored_with_float_mask": Entry(
+        scale_ignored_with_float_mask, fails=("accuracy",), dtypes=_32
+    ),
+    "causal_path_ignores_scale": Entry(causal_path_ignores_scale, fails=("accuracy",), dtypes=_32),
+    "queries_past_64_left_zero": Entry(queries_past_64_left_zero, fails=("accuracy",), dtypes=_32),
+    "causal_diagonal_tile_only": Entry(causal_diagonal_tile_only, fails=("accuracy",), dtypes=_32),
+    "head_dim_cut_at_64": Entry(head_dim_cut_at_64, fails=("accuracy",), dtypes=_32),
+    "head_index_mod_4": Entry(head_index_mod_4, fails=("accuracy",), dtypes=_32),
+    "causal_first_batch_element_only": Entry(
+        causal_first_batch_element_only, fails=("accuracy",), dtypes=_32
+    ),
+    "causal_bottom_right_when_more_queries": Entry(
+        causal_bottom_right_when_more_queries, fails=("accuracy",), dtypes=_32
+    ),
+    "writes_into_v": Entry(writes_into_v, fails=("policy",), dtypes=_32),
+    "vjp_into_g": Entry(vjp_into_g, "softmax_vjp", fails=("policy",), dtypes=_32),
+    "log_vjp_into_g": Entry(log_vjp_into_g, "log_softmax_vjp", fails=("policy",), dtypes=_32),
+    "vjp_rows_after_8_reuse": Entry(
+        vjp_rows_after_8_reuse, "softmax_vjp", fails=("accuracy",), dtypes=_32
+    ),
+    "vjp_dot_in_float16": Entry(vjp_dot_in_float16, "softmax_vjp", fails=("accuracy",), dtypes=_16),
 }
 """Wrong implementations: the property each must fail, and where the bug shows."""

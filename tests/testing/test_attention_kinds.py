@@ -186,3 +186,50 @@ def test_the_reference_of_a_row_of_finfo_min_is_the_unmasked_attention() -> None
     mask = np.full((3, 3), np.finfo(np.float32).min, dtype=np.float32)
     exact = reference_attention(q, k, v, attn_mask=mask).values
     assert np.allclose(exact, reference_attention(q, k, v).values, rtol=1e-6, atol=1e-7)
+
+
+def test_scale_zero_is_honoured_as_zero_every_row_the_mean_of_its_values() -> None:
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((1, 2, 4, 8)) for _ in range(3))
+    ref = reference_attention(q, k, v, scale=0.0)
+    np.testing.assert_allclose(ref.values, np.broadcast_to(v.mean(axis=-2, keepdims=True), q.shape))
+    torch = pytest.importorskip("torch")
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    got = sdpa(*(torch.from_numpy(a) for a in (q, k, v)), scale=0.0).numpy()
+    np.testing.assert_allclose(ref.values, got, rtol=1e-14, atol=1e-15)
+
+
+def test_torch_causal_is_top_left_aligned_both_ways_as_the_reference() -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    for length, keys in ((9, 4), (4, 9)):
+        q = rng.standard_normal((1, 1, length, 8))
+        k, v = (rng.standard_normal((1, 1, keys, 8)) for _ in range(2))
+        tensors = [torch.from_numpy(a) for a in (q, k, v)]
+        got = torch.nn.functional.scaled_dot_product_attention(*tensors, is_causal=True)
+        top_left = np.tril(np.ones((length, keys), dtype=bool))
+        ref = reference_attention(q, k, v, top_left)
+        np.testing.assert_allclose(got.numpy(), ref.values, rtol=1e-13, atol=1e-14)
+        np.testing.assert_allclose(reference_attention(q, k, v, is_causal=True).values, ref.values)
+
+
+def test_a_wrong_finite_answer_on_a_finfo_min_row_is_named_and_cited_among_the_listed() -> None:
+    def off_on_constant_rows(
+        q: object, k: object, v: object, attn_mask: object = None, **kw: object
+    ) -> object:
+        out = np.array(naive_float32(q, k, v, attn_mask, **kw))  # type: ignore[arg-type]
+        if attn_mask is not None and np.asarray(attn_mask).dtype != bool:
+            m = np.asarray(attn_mask, dtype=np.float64)
+            constant = (m.max(-1) == m.min(-1)) & (m.max(-1) < -1e4)
+            out[..., constant, :] += 0.3
+        return out
+
+    report = check_attention(off_on_constant_rows, dtypes=["float32"], suites=["random"])
+    assert report.policies["finfo.min row"] == "wrong values"
+    policy = next(r for r in report.failures if r.name == "policy")
+    assert "finfo.min row: output is none of exact/rounded scores/raises: wrong values" in (
+        policy.message
+    )
+    assert policy.hint.startswith("a finite input") and "non-finite" not in policy.hint
+    assert policy.worst is not None and policy.worst.column < 8  # all 8 values are listed
+    assert np.isfinite(policy.worst.expected) and np.isfinite(policy.worst.allowance)

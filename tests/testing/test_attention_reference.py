@@ -168,8 +168,8 @@ def test_torch_and_jax_arrays() -> None:
         ({"attn_mask": np.ones((3, 11), dtype=bool), "is_causal": True}, "not given together"),
         ({"attn_mask": np.ones((5, 11), dtype=bool)}, "does not broadcast"),
         ({"attn_mask": np.ones((4, 2, 3, 11), dtype=bool)}, "does not broadcast"),
-        ({"scale": 0.0}, "scale must be a finite number > 0"),
-        ({"scale": float("nan")}, "scale must be a finite number > 0"),
+        ({"scale": -1.0}, "scale must be a finite number >= 0"),
+        ({"scale": float("nan")}, "scale must be a finite number >= 0"),
         ({"attn_mask": np.full((3, 11), np.nan)}, "finite values or -inf"),
     ],
 )

@@ -233,6 +233,21 @@ def ssmax_scale_first(x: Array) -> Array:
         return _softmax_work(w * scale).astype(x.dtype)
 
 
+def reads_memory_as_contiguous(x: Array) -> Array:
+    """The textbook on the input's memory read as if it were C-contiguous (a kernel
+    handed a data pointer): a transposed view is read column by column."""
+    raw = np.lib.stride_tricks.as_strided(x, x.shape, np.empty(x.shape, x.dtype).strides)
+    return textbook(np.array(raw))
+
+
+def torch_reads_memory_as_contiguous(x: Array) -> Array:
+    """``torch.softmax`` on the tensor's storage read with contiguous strides."""
+    import torch
+
+    raw = torch.as_strided(x, x.shape, torch.empty(x.shape).stride(), x.storage_offset())
+    return torch.softmax(raw, dim=-1)
+
+
 @dataclass(frozen=True)
 class Entry:
     """A zoo entry: the function, how to check it, and (wrong ones) what must fail."""
@@ -284,5 +299,10 @@ WRONG: dict[str, Entry] = {
         adaptive_scale_first, kind="adaptive_temperature", fails=("accuracy",)
     ),
     "ssmax_scale_first": Entry(ssmax_scale_first, kind="ssmax", s=SSMAX_S, fails=("accuracy",)),
+    # Strided reads: caught only by an input that is not contiguous (a transposed view).
+    "reads_memory_as_contiguous": Entry(reads_memory_as_contiguous, fails=("accuracy",)),
+    "torch_reads_memory_as_contiguous": Entry(
+        torch_reads_memory_as_contiguous, library="torch", fails=("accuracy",)
+    ),
 }
 """Wrong implementations and the properties whose failure must be reported."""
