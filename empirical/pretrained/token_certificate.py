@@ -82,6 +82,20 @@ class _Candidates:
     rest: float
 
 
+def _keep_top(
+    bounds: list[np.ndarray], inputs: list[np.ndarray], keep: int, rest: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """The candidates merged, the indices of the ``keep`` largest bounds, and ``rest``
+    raised to the largest bound left out (what is dropped still bounds the head)."""
+    merged, merged_inputs = np.concatenate(bounds), np.concatenate(inputs)
+    kept = _top(merged, keep)
+    dropped = np.ones(merged.size, dtype=bool)
+    dropped[kept] = False
+    if np.any(dropped):
+        rest = max(rest, float(merged[dropped].max()))
+    return merged, merged_inputs, kept, rest
+
+
 def _top(values: np.ndarray, count: int) -> np.ndarray:
     if values.size <= count:
         return np.arange(values.size)
@@ -155,20 +169,10 @@ def _first_stage(
             bounds.append(bound[t_index, p_index])
             inputs.append(np.stack([np.full(t_index.size, s), tokens[t_index], p_index], axis=1))
             if sum(b.size for b in bounds) > 2 * keep:
-                merged, merged_inputs = np.concatenate(bounds), np.concatenate(inputs)
-                kept = _top(merged, keep)
-                dropped = np.ones(merged.size, dtype=bool)
-                dropped[kept] = False
-                if np.any(dropped):
-                    rest = max(rest, float(merged[dropped].max()))
+                merged, merged_inputs, kept, rest = _keep_top(bounds, inputs, keep, rest)
                 bounds, inputs = [merged[kept]], [merged_inputs[kept]]
                 threshold = float(merged[kept].min())
-    merged, merged_inputs = np.concatenate(bounds), np.concatenate(inputs)
-    kept = _top(merged, keep)
-    dropped = np.ones(merged.size, dtype=bool)
-    dropped[kept] = False
-    if np.any(dropped):
-        rest = max(rest, float(merged[dropped].max()))
+    merged, merged_inputs, kept, rest = _keep_top(bounds, inputs, keep, rest)
     order = kept[np.argsort(-merged[kept], kind="stable")]
     return _Candidates(merged[order], merged_inputs[order], rest)
 
