@@ -745,3 +745,40 @@ def test_the_readable_stage_isolates_no_root(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(definitions, "isolate", counted)
     assert recheck(data).verified
     assert calls == ["r"]
+
+
+# --------------------------------------------------------------------------------------
+# Red team round 5: the chain rule without differentiability (F1.json)
+
+
+def test_certificate_of_the_chain_rule_without_differentiability_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The red team's F1.json: f(x) = 1 and (f²)'(x) = 0 imply f'(x) = 0, false for a
+    step function at 0, licensed by the tautology f' = f'; its kernel re-verified it."""
+    import sympy as sp
+
+    from softmax_dispersion.theory.kernel import Claim, Differentiate, Implied
+
+    x, s = sp.symbols("x t", real=True)
+    f = sp.Function("f", real=True)
+    slope = sp.Derivative(f(x), x)
+    goal = sp.Implies(
+        sp.And(sp.Eq(f(x), 1), sp.Eq(sp.Derivative(f(x) ** 2, x), 0)), sp.Eq(slope, 0)
+    )
+    claim = Claim(
+        id="R5F1",
+        title="f(x) = 1 and (f^2)'(x) = 0 imply f'(x) = 0",
+        statement=goal,
+        assumptions=[],
+        source="derived",
+        proof=lambda: [
+            Implied(sp.Eq(slope, slope, evaluate=False), "a fact that merely names f'(x)"),
+            Differentiate(f(x) ** 2, x, "chain rule: (f^2)' = 2 f f'"),
+            Implied(goal, "divide by 2 f(x) = 2"),
+        ],
+        witness={x: 0, f: sp.Lambda(s, s)},
+    )
+    assert main(["recheck", str(_write(tmp_path, _certificate_of(claim)))]) == 1
+    out = capsys.readouterr().out
+    assert "Traceback" not in out and "R5F1" in out and "not shown to exist" in out, out
