@@ -868,6 +868,9 @@ def _citations(
                 "declares in cites (a cited claim is the very object that was checked)"
             )
         cited = entry.frozen
+        if ref.label != cited.id:
+            # the label is what a reader sees of the citation: it must name what is cited
+            return f"the citation is labelled {ref.label!r} but cites {cited.id}"
         return CitedSnapshot(
             id=cited.id,
             digest=ref.digest,
