@@ -12,7 +12,8 @@ it again with the kernel, in four stages, each refusing what it cannot accept:
    (:func:`~softmax_dispersion.theory._serial.read_claim`), and written back to the very
    same JSON; then the readable fields (each claim's ``id``, ``title`` and
    ``statement``, each step's ``rule``, ``description`` and ``statement``) are generated
-   again from the content and must be what the file shows;
+   again from the content and must be what the file shows (the formulas a claim names
+   are a label: the report says so, nothing re-decides them);
 4. **the decision**: the kernel checks every claim again, cited claims first (they must
    come earlier in the file), in a registry of its own: nothing is taken from an
    earlier check, every step under a time budget.
