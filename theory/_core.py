@@ -166,6 +166,9 @@ class RuleLogic:
     decide: Callable[[FrozenStep, Context], str]
     method: str
     generic_fields: tuple[str, ...] = ()
+    proves_derivative: bool = False
+    """The rule's conclusion ``Derivative(...) = value`` also establishes that the
+    derivative exists (see :attr:`Context.differentiable`)."""
 
 
 LOGIC: dict[type, RuleLogic] = {}
@@ -212,6 +215,10 @@ class Context:
         How a :class:`Cite` step finds a cited claim's snapshot (or why it cannot).
     runner
         Checks a list of sub-steps in a context (the kernel's own step loop).
+    differentiable
+        The derivatives (canonical terms) that a derivative rule has shown to exist.
+        An equation about a derivative does not: a derivative that does not exist is
+        an unspecified real, which may happen to satisfy it.
     """
 
     facts: list[Term]
@@ -221,6 +228,7 @@ class Context:
     naturals: frozenset[str] = frozenset()
     citations: Callable[[ClaimRef], CitedSnapshot | str] | None = None
     sub_results: list[StepResult] = field(default_factory=list)
+    differentiable: frozenset[Term] = frozenset()
 
     def require(self, goal: Term, what: str, extra: Sequence[Term] = ()) -> str:
         """Prove ``facts (+ extra) ⇒ goal`` with z3, or raise naming ``what``."""
@@ -237,10 +245,11 @@ class Context:
             scope=family,
             naturals=self.naturals,
             citations=self.citations,
+            differentiable=self.differentiable,
         )
 
-    def with_facts(self, extra: Sequence[Term]) -> Context:
-        """The same context with more facts."""
+    def with_facts(self, extra: Sequence[Term], derivatives: Sequence[Term] = ()) -> Context:
+        """The same context with more facts (and more derivatives known to exist)."""
         return Context(
             facts=[*self.facts, *extra],
             definitions=self.definitions,
@@ -248,6 +257,7 @@ class Context:
             scope=self.scope,
             naturals=self.naturals,
             citations=self.citations,
+            differentiable=self.differentiable | {terms.canonical(d) for d in derivatives},
         )
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from softmax_dispersion.theory import terms
@@ -374,11 +374,11 @@ class Reader:
         )
         name = self.text(record["name"], "a family's name")
         member = record["member"]
+        index = _list(record["index"], "an index")
+        _need(len(set(map(str, index))) == len(index), f"the index of {name!r} repeats a name")
         return FamilyDef(
             name=name,
-            index=tuple(
-                self.name(v, f"the index of {name!r}") for v in _list(record["index"], "an index")
-            ),
+            index=tuple(self.name(v, f"the index of {name!r}") for v in index),
             count=self.real(record["count"], f"the count of {name!r}"),
             domain=tuple(
                 self.formula(r, f"the domain of {name!r}")
@@ -480,7 +480,7 @@ class Reader:
             families[family.name] = family
         cites = _list(record["cites"], "cites")
         _need(all(isinstance(c, str) and len(c) == 64 for c in cites), "a cited hash")
-        return FrozenClaim(
+        claim = FrozenClaim(
             id=self.text(record["id"], "a claim's id", identifier=True),
             title=self.text(record["title"], "a claim's title"),
             source=self.text(record["source"], "a claim's source"),
@@ -502,6 +502,30 @@ class Reader:
                 self.text(f, "a formula's name") for f in _list(record["formulas"], "formulas")
             ),
         )
+        _require_distinct(claim)
+        return claim
+
+
+def _require_distinct(claim: FrozenClaim) -> None:
+    """No list of the content names the same thing twice.
+
+    Where one entry would override another (a witness value read last wins) a person
+    reading the file sees the first while the kernel uses the last; a repeated cite,
+    natural, definition or formula means nothing more than once.
+    """
+    witness = claim.witness or ()
+    lists: list[tuple[str, Sequence[str]]] = [
+        ("the witness", [entry.name for entry in witness]),
+        ("the definitions", [d.name for d in claim.definitions]),
+        ("naturals", list(claim.naturals)),
+        ("cites", list(claim.cites)),
+        ("formulas", list(claim.formulas)),
+    ]
+    for what, names in lists:
+        seen: set[str] = set()
+        for name in names:
+            _need(name not in seen, f"{what} lists {name!s:.64} twice")
+            seen.add(name)
 
 
 def read_claim(content: object, reader: Reader | None = None) -> FrozenClaim:

@@ -408,6 +408,7 @@ register(
     },
     _sum_derivative_conclusion,
     _sum_derivative_decide,
+    proves_derivative=True,
 )
 
 
@@ -448,9 +449,14 @@ class Differentiate(Step):
     ``expr`` may contain numbers, ``var``, the declared ``constants``, ``+``, ``*``,
     integer powers, ``exp``, ``log`` and functions ``A(var)`` of ``var`` alone, and no
     derivatives.  Each such function needs a fact giving its derivative
-    (``Derivative(A(var), var) = ...``, or at a point ``Subs(...) = ...`` together with
-    its value ``A(point) = ...``), as :class:`SumDerivative` concludes; that fact is what
-    certifies that the derivative exists.  The facts must then imply non-zero
+    (``Derivative(A(var), var) = g`` with ``g`` free of it, or at a point
+    ``Subs(...) = g`` together with its value ``A(point) = ...``), and its derivative
+    must be shown to exist: in a claim, by an earlier conclusion of a derivative rule
+    (:class:`SumDerivative` or :class:`Differentiate`).  An assumption or an implied
+    equation does not show it, since a derivative that does not exist is an
+    unspecified real, which may satisfy the equation.  A step tried on its own
+    (``step.check(facts)``) reads a derivative equation among ``facts`` as such a
+    conclusion.  The facts must then imply non-zero
     denominators and positive logarithm arguments at the point (z3; at a point, with the
     known values put in).  These conditions are open, so ``expr`` is smooth on a
     neighbourhood of the point and the sum, product, quotient and chain rules give
@@ -532,10 +538,22 @@ def _differentiate_decide(step: FrozenStep, context: Context) -> str:
     for fact in facts:
         for part in terms.conjuncts(fact):
             if part[0] == "eq" and terms.is_real(part[2]) and terms.is_real(part[3]):
-                known.setdefault(terms.canonical(part[2]), part[3])
+                key = terms.canonical(part[2])
+                # a value is what the key equals, never a term that contains the key
+                if not any(terms.canonical(node) == key for node in terms.walk(part[3])):
+                    known.setdefault(key, part[3])
     equals: dict[Term, Term] = {}
     for function in applied:
-        needed = [terms.derivative_at(function, var, point)]
+        slope = terms.derivative_at(function, var, point)
+        # The rules below hold only where each function is differentiable.  An equation
+        # about its derivative does not say so (a derivative that does not exist is an
+        # unspecified real, which may satisfy it); a derivative rule's conclusion does.
+        if terms.canonical(slope) not in context.differentiable:
+            raise ProofError(
+                f"{show(slope)} is not shown to exist: only a derivative rule's conclusion "
+                "(SumDerivative, Differentiate) shows that a function is differentiable"
+            )
+        needed = [slope]
         if point is not None:
             needed.append(terms.substitute(function, {var: point}))
         for key in needed:
@@ -568,4 +586,5 @@ register(
     },
     _differentiate_conclusion,
     _differentiate_decide,
+    proves_derivative=True,
 )

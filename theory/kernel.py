@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -227,6 +227,7 @@ def _check_one(step: FrozenStep, context: Context) -> tuple[StepResult, Term | N
         scope=context.scope,
         naturals=context.naturals,
         citations=context.citations,
+        differentiable=context.differentiable,
     )
 
     def decide() -> str:
@@ -280,7 +281,9 @@ def _run_steps(
         results.append(result)
         if conclusion is not None:
             conclusions.append(conclusion)
-            current = current.with_facts([conclusion])
+            rule = _RULES_BY_NAME.get(step.rule)
+            shown = LOGIC[rule].proves_derivative if rule is not None else False
+            current = current.with_facts([conclusion], [conclusion[2]] if shown else [])
     return results, conclusions, all(r.verified for r in results)
 
 
@@ -337,8 +340,24 @@ def _check_step_alone(step: Step, facts: Sequence[sp.Basic]) -> StepResult:
         _check_members(definitions, frozen_facts)
     except (DefinitionError, ExpressionError, TermError, ProofError) as error:
         return _failed_step(step, str(error), start)
-    context = Context(facts=list(frozen_facts), definitions=definitions, runner=_run_steps)
+    # Tried on its own, a step reads the given facts as earlier conclusions: a derivative
+    # equation among them stands for a derivative rule's, which shows the derivative
+    # exists.  In a claim only the rules' own conclusions do (see Context.differentiable).
+    context = Context(
+        facts=list(frozen_facts),
+        definitions=definitions,
+        runner=_run_steps,
+        differentiable=frozenset(_derivatives_stated(frozen_facts)),
+    )
     return _check_one(frozen, context)[0]
+
+
+def _derivatives_stated(facts: Sequence[Term]) -> Iterator[Term]:
+    """The derivatives that ``facts`` equate with a term free of derivatives."""
+    for fact in facts:
+        for part in terms.conjuncts(fact):
+            if part[0] == "eq" and part[2][0] == "der" and not terms.has_op(part[3], "der"):
+                yield terms.canonical(part[2])
 
 
 def _show_conclusion(step: Step) -> sp.Basic:
@@ -849,6 +868,9 @@ def _citations(
                 "declares in cites (a cited claim is the very object that was checked)"
             )
         cited = entry.frozen
+        if ref.label != cited.id:
+            # the label is what a reader sees of the citation: it must name what is cited
+            return f"the citation is labelled {ref.label!r} but cites {cited.id}"
         return CitedSnapshot(
             id=cited.id,
             digest=ref.digest,

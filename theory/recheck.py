@@ -12,7 +12,8 @@ it again with the kernel, in four stages, each refusing what it cannot accept:
    (:func:`~softmax_dispersion.theory._serial.read_claim`), and written back to the very
    same JSON; then the readable fields (each claim's ``id``, ``title`` and
    ``statement``, each step's ``rule``, ``description`` and ``statement``) are generated
-   again from the content and must be what the file shows;
+   again from the content and must be what the file shows (the formulas a claim names
+   are a label: the report says so, nothing re-decides them);
 4. **the decision**: the kernel checks every claim again, cited claims first (they must
    come earlier in the file), in a registry of its own: nothing is taken from an
    earlier check, every step under a time budget.
@@ -108,6 +109,8 @@ class ClaimRecheck:
     verified: bool
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    formulas: tuple[str, ...] = ()
+    """The project formulas the content names: a label, which nothing re-decides."""
 
 
 @dataclass
@@ -134,6 +137,11 @@ class RecheckReport:
             verdict = "re-verified" if claim.verified else "FAILED"
             lines.append(f"{claim.id:<6} {verdict:<12} {claim.seconds:>7.2f} s  {claim.hash[:16]}")
             lines += [f"       {problem}" for problem in claim.problems]
+            if claim.formulas:
+                lines.append(
+                    f"       names the formulas {', '.join(claim.formulas)}: a label, "
+                    "not re-decided (only the statement is)"
+                )
         passed = sum(claim.verified for claim in self.claims)
         lines.append(f"{passed} of {len(self.claims)} claims re-verified from the certificate")
         return "\n".join(lines)
@@ -222,10 +230,19 @@ def _entries(certificate: object) -> list[dict[str, Any]]:
     _require(isinstance(entries, list) and bool(entries), "a certificate lists its claims")
     assert isinstance(entries, list)
     _require(len(entries) <= 1_000, "a certificate of more than 1000 claims")
+    ids: set[object] = set()
     for number, entry in enumerate(entries, 1):
         _require(isinstance(entry, dict), f"claim {number} must be a record")
         for key in ("id", "title", "statement", "hash", "content", "steps"):
             _require(key in entry, f"claim {number} lacks {key!r}")
+        # two claims of one id would report alike ("T99 re-verified" twice) and a reader
+        # could not tell which statement a line is about (the content's id is the
+        # readable one, stage 3)
+        _require(
+            entry["id"] not in ids, f"claim {number}: the id {str(entry['id'])[:40]!r} is taken"
+        )
+        if isinstance(entry["id"], str):
+            ids.add(entry["id"])
         _require(isinstance(entry["hash"], str), f"claim {number}: its hash is text")
         _require(isinstance(entry["content"], dict), f"claim {number}: its content is a record")
         _require(isinstance(entry["steps"], list), f"claim {number}: its steps are a list")
@@ -430,6 +447,7 @@ def _decide(
                     result.verified and not problems,
                     problems,
                     time.perf_counter() - start,
+                    frozen.formulas,
                 )
             )
     finally:

@@ -94,9 +94,16 @@ def register(
     conclusion: Any,
     decide: Any,
     generic_fields: tuple[str, ...] = (),
+    proves_derivative: bool = False,
 ) -> None:
-    """Record ``rule``'s logic in the kernel's table (only rule modules call this)."""
-    LOGIC[rule] = RuleLogic(kinds, conclusion, decide, rule.method, generic_fields)
+    """Record ``rule``'s logic in the kernel's table (only rule modules call this).
+
+    ``proves_derivative``: the rule's conclusion ``Derivative(...) = value`` comes with
+    a proof that the derivative exists, which later steps may rely on.
+    """
+    LOGIC[rule] = RuleLogic(
+        kinds, conclusion, decide, rule.method, generic_fields, proves_derivative
+    )
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,8 @@ def test_a_fresh_certificate_rechecks_in_a_process_without_the_claim_modules(
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "3 of 3 claims re-verified from the certificate" in done.stdout
-    assert [line.split()[0] for line in done.stdout.splitlines()[:3]] == ["T2", "T1", "T4"]
+    claim_lines = [line for line in done.stdout.splitlines() if not line.startswith(" ")]
+    assert [line.split()[0] for line in claim_lines[:3]] == ["T2", "T1", "T4"]
 
 
 def test_the_format_is_version_3_with_term_trees(certificate: dict[str, Any]) -> None:
@@ -745,3 +746,117 @@ def test_the_readable_stage_isolates_no_root(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(definitions, "isolate", counted)
     assert recheck(data).verified
     assert calls == ["r"]
+
+
+# --------------------------------------------------------------------------------------
+# Red team round 5: the chain rule without differentiability (F1.json)
+
+
+def test_certificate_of_the_chain_rule_without_differentiability_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The red team's F1.json: f(x) = 1 and (f²)'(x) = 0 imply f'(x) = 0, false for a
+    step function at 0, licensed by the tautology f' = f'; its kernel re-verified it."""
+    import sympy as sp
+
+    from softmax_dispersion.theory.kernel import Claim, Differentiate, Implied
+
+    x, s = sp.symbols("x t", real=True)
+    f = sp.Function("f", real=True)
+    slope = sp.Derivative(f(x), x)
+    goal = sp.Implies(
+        sp.And(sp.Eq(f(x), 1), sp.Eq(sp.Derivative(f(x) ** 2, x), 0)), sp.Eq(slope, 0)
+    )
+    claim = Claim(
+        id="R5F1",
+        title="f(x) = 1 and (f^2)'(x) = 0 imply f'(x) = 0",
+        statement=goal,
+        assumptions=[],
+        source="derived",
+        proof=lambda: [
+            Implied(sp.Eq(slope, slope, evaluate=False), "a fact that merely names f'(x)"),
+            Differentiate(f(x) ** 2, x, "chain rule: (f^2)' = 2 f f'"),
+            Implied(goal, "divide by 2 f(x) = 2"),
+        ],
+        witness={x: 0, f: sp.Lambda(s, s)},
+    )
+    assert main(["recheck", str(_write(tmp_path, _certificate_of(claim)))]) == 1
+    out = capsys.readouterr().out
+    assert "Traceback" not in out and "R5F1" in out and "not shown to exist" in out, out
+
+
+# Red team round 5, F2 and F3: content lists that name one thing twice, a citation's label
+# that is not the cited claim's id, two claims of one id, formulas nothing re-decides.
+
+
+@pytest.mark.parametrize(
+    ("key", "reason"),
+    [
+        ("witness", "the witness lists M twice"),
+        ("cites", "cites lists dd73adc6d09f3572"),
+        ("formulas", "formulas lists dispersion_size twice"),
+        ("definitions", "the definitions lists"),
+    ],
+)
+def test_a_content_list_naming_one_thing_twice_is_refused(
+    certificate: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    key: str,
+    reason: str,
+) -> None:
+    """e_dupwit2.json: theta = -1, then theta = 1; a reader saw the first, the kernel
+    used the last.  Here the repeated entry is the same, so the old reader passed it."""
+    edited, t4 = _edit(certificate, "T4")
+    t4["content"][key].append(copy.deepcopy(t4["content"][key][0]))
+    _rehash(t4)
+    assert main(["recheck", str(_write(tmp_path, edited))]) == 2
+    err = capsys.readouterr().err
+    assert reason in err and "Traceback" not in err, err
+
+
+def test_a_family_index_naming_one_symbol_twice_is_refused(
+    certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edited, t4 = _edit(certificate, "T4")
+    family = t4["content"]["families"][0]
+    family["index"].append(family["index"][0])
+    _rehash(t4)
+    assert main(["recheck", str(_write(tmp_path, edited))]) == 2
+    assert "repeats a name" in capsys.readouterr().err
+
+
+def test_a_citation_labelled_with_another_claims_id_fails(
+    certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """e_label.json: a Cite of T99 labelled T1 re-verified."""
+    edited, t4 = _edit(certificate, "T4")
+    cite = next(s for s in t4["content"]["steps"] if s["rule"] == "Cite")
+    cite["inputs"]["claim"]["label"] = "T2"
+    _rehash(t4)
+    assert main(["recheck", str(_write(tmp_path, edited))]) == 1
+    assert "the citation is labelled 'T2' but cites T1" in capsys.readouterr().out
+
+
+def test_two_claims_of_one_id_are_refused(
+    certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """e_dupid.json: two claims T99 of different statements, each 're-verified'."""
+    edited, t2 = _edit(certificate, "T2")
+    t2["id"] = t2["content"]["id"] = "T4"
+    _rehash(t2)
+    assert main(["recheck", str(_write(tmp_path, edited))]) == 2
+    assert "the id 'T4' is taken" in capsys.readouterr().err
+
+
+def test_recheck_says_the_formulas_a_claim_names_are_not_re_decided(
+    certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """e_formulas.json: T99 named dispersion_upper, which it does not prove; the name is
+    a label, and what recheck prints says so rather than lending it the verdict."""
+    edited, t4 = _edit(certificate, "T4")
+    t4["content"]["formulas"] = ["dispersion_upper"]
+    _rehash(t4)
+    assert main(["recheck", str(_write(tmp_path, edited))]) == 0
+    out = capsys.readouterr().out
+    assert "names the formulas dispersion_upper: a label, not re-decided" in out, out

@@ -1928,3 +1928,78 @@ def test_reciprocals_of_different_terms_print_apart(one: str, other: str) -> Non
     }
     assert terms.canonical(built[one]) != terms.canonical(built[other])
     assert terms.show(built[one]) != terms.show(built[other])
+
+
+# --------------------------------------------------------------------------------------
+# 27. The chain and product rules need each applied function differentiable; only a
+#     derivative rule's conclusion shows that.  An equation about f'(x) (an assumption,
+#     an implied fact, the tautology f' = f') does not: a derivative that does not exist
+#     is an unspecified real, which may satisfy it.
+
+_f = sp.Function("f", real=True)
+_x, _s = sp.symbols("x s", real=True)
+_fx = _f(_x)
+_df = sp.Derivative(_fx, _x)
+
+
+def _chain_rule_claim(first: Step | None, assumptions: Sequence[sp.Basic] = ()) -> Claim:
+    """f(x) = 1 and (f²)'(x) = 0 imply f'(x) = 0: false (f a step from -1 to 1 at 0)."""
+    goal = sp.Implies(sp.And(sp.Eq(_fx, 1), sp.Eq(sp.Derivative(_fx**2, _x), 0)), sp.Eq(_df, 0))
+    steps: list[Step] = [] if first is None else [first]
+    steps += [Differentiate(_fx**2, _x, "(f²)' = 2 f f'"), Implied(goal, "divide by 2 f(x)")]
+    return Claim(
+        id="R5F1",
+        title="f(x) = 1 and (f²)'(x) = 0 imply f'(x) = 0",
+        statement=goal,
+        assumptions=list(assumptions),
+        source="red team",
+        proof=lambda: steps,
+        witness={_x: 0, _f: sp.Lambda(_s, _s)},
+    )
+
+
+@pytest.mark.parametrize(
+    ("first", "assumptions"),
+    [
+        (Implied(sp.Eq(_df, _df, evaluate=False), "f' = f'"), []),
+        (None, [sp.Eq(_df, 0)]),  # assumed, but f' may be an unspecified real equal to 0
+        (Implied(sp.Eq(_df, 0), "f' = 0 from (f')² = 0"), [sp.Eq(_df**2, 0)]),
+        (Implied(sp.Eq(_df, _df + 0 * _fx, evaluate=False), "f' in a larger term"), []),
+    ],
+    ids=["tautology", "assumed", "implied", "inside-a-term"],
+)
+def test_the_chain_rule_needs_a_derivative_shown_to_exist(
+    first: Step | None, assumptions: list[sp.Basic]
+) -> None:
+    result = _chain_rule_claim(first, assumptions).check()
+    assert not result.verified
+    step = next(s for s in result.steps if s.rule == "Differentiate")
+    assert not step.verified and "not shown to exist" in step.detail, step.detail
+
+
+def test_a_derivative_rules_conclusion_licenses_the_chain_rule() -> None:
+    """The chain rule goes through once SumDerivative has shown A0 differentiable, and
+    the same step is refused when A0's derivative is only assumed."""
+    t, y, k = sp.symbols("t y k", real=True)
+    a0, a1 = (sp.Function(name, real=True)(t) for name in ("A0", "A1"))
+    ys = Family("ys", (y,), k)
+    total, slopes = SumOver(a0, sp.exp(t * y), ys), SumOver(a1, y * sp.exp(t * y), ys)
+    chain = Differentiate(a0**2, t, "chain rule", value=2 * a0 * a1)
+    shown = [SumDerivative(total, t, [(1, slopes)], "A0' = A1"), chain]
+    assumed = [chain]
+
+    def claim(steps: list[Step], assumptions: list[sp.Basic]) -> Claim:
+        return Claim(
+            id="R5F1-ok",
+            title="(A0²)' = 2 A0 A1",
+            statement=chain.conclusion,
+            assumptions=[sp.Ge(k, 0), *assumptions],
+            source="derived",
+            proof=lambda: steps,
+            definitions=(total, slopes),
+            witness={t: 0, k: 1, y: 0},
+        )
+
+    assert claim(shown, []).check().verified
+    refused = claim(assumed, [sp.Eq(sp.Derivative(a0, t), a1)]).check()
+    assert not refused.verified and "not shown to exist" in refused.steps[0].detail
