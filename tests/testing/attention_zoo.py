@@ -546,6 +546,42 @@ def vjp_dot_in_float16(x: Array, g: Array) -> Array:
     return _finish(p * (gw - dot.astype(np.float32)), x)
 
 
+CHUNK = 8192
+"""The chunk of the chunked VJPs (a second red team's): a row reduced 8192 entries at a time."""
+
+
+def vjp_chunked_inner_product(x: Array, g: Array) -> Array:
+    """``⟨g, p⟩`` taken over each chunk of 8192 entries alone (the sum across chunks dropped)."""
+    p, gw = _weights(x), _work(g)
+    out = np.empty_like(p)
+    for start in range(0, p.shape[-1], CHUNK):
+        part = slice(start, start + CHUNK)
+        dot = np.sum(p[..., part] * gw[..., part], axis=-1, keepdims=True)
+        out[..., part] = p[..., part] * (gw[..., part] - dot)
+    return _finish(out, x)
+
+
+def log_vjp_chunked_sum(x: Array, g: Array) -> Array:
+    """``Σg`` taken over each chunk of 8192 entries alone (the sum across chunks dropped)."""
+    p, gw = _weights(x), _work(g)
+    out = np.empty_like(p)
+    for start in range(0, p.shape[-1], CHUNK):
+        part = slice(start, start + CHUNK)
+        out[..., part] = gw[..., part] - p[..., part] * np.sum(
+            gw[..., part], axis=-1, keepdims=True
+        )
+    return _finish(out, x)
+
+
+def vjp_rows_after_64_reuse(x: Array, g: Array) -> Array:
+    """A grid of 64 row programs: the rows past the 64th take row 63's ``⟨g, p⟩``."""
+    p, gw = _weights(x), _work(g)
+    dot = np.sum(p * gw, axis=-1, keepdims=True).reshape(-1, 1)
+    if dot.shape[0] > 64:
+        dot[64:] = dot[63]
+    return _finish(p * (gw - dot.reshape((*p.shape[:-1], 1))), x)
+
+
 CORRECT: dict[str, Entry] = {
     "naive_float32": Entry(naive_float32),
     "online_flash": Entry(online_flash),
@@ -632,5 +668,15 @@ WRONG: dict[str, Entry] = {
         vjp_rows_after_8_reuse, "softmax_vjp", fails=("accuracy",), dtypes=_32
     ),
     "vjp_dot_in_float16": Entry(vjp_dot_in_float16, "softmax_vjp", fails=("accuracy",), dtypes=_16),
+    # a second red team's: wrong only past the sizes the suites stopped at
+    "vjp_chunked_inner_product": Entry(
+        vjp_chunked_inner_product, "softmax_vjp", fails=("accuracy",), dtypes=_32
+    ),
+    "log_vjp_chunked_sum": Entry(
+        log_vjp_chunked_sum, "log_softmax_vjp", fails=("accuracy",), dtypes=_32
+    ),
+    "vjp_rows_after_64_reuse": Entry(
+        vjp_rows_after_64_reuse, "softmax_vjp", fails=("accuracy",), dtypes=_32
+    ),
 }
 """Wrong implementations: the property each must fail, and where the bug shows."""
