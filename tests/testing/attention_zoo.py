@@ -403,6 +403,51 @@ def causal_bottom_right_when_more_queries(
     return naive_float32(q, k, v, mask, False, scale)
 
 
+CHUNK = 8192
+"""A second red team's split: keys (attention) or a row (the VJPs) taken 8192 at a time."""
+
+
+def head_index_mod_8(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """A head index kept in 3 bits: heads 8 and on read heads 0 and on's keys and values."""
+    if np.ndim(q) == 4 and np.shape(q)[1] > 8 and np.shape(k)[1] == np.shape(q)[1]:
+        heads = np.arange(np.shape(q)[1]) % 8
+        k, v = k[:, heads], v[:, heads]
+    return naive_float32(q, k, v, attn_mask, is_causal, scale)
+
+
+def programs_past_16_reuse(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """A grid of 16 batch×head programs: the later ones read the 16th's keys and values."""
+    if np.ndim(q) == 4 and np.shape(q)[0] * np.shape(q)[1] > 16:
+        b, h = np.shape(q)[:2]
+        k = np.broadcast_to(k, (b, h, *np.shape(k)[2:])).reshape(b * h, *np.shape(k)[2:]).copy()
+        v = np.broadcast_to(v, (b, h, *np.shape(v)[2:])).reshape(b * h, *np.shape(v)[2:]).copy()
+        k[16:], v[16:] = k[15], v[15]
+        k, v = k.reshape(b, h, *k.shape[1:]), v.reshape(b, h, *v.shape[1:])
+    return naive_float32(q, k, v, attn_mask, is_causal, scale)
+
+
+def split_keys_without_rescale(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """Flash decoding over splits of 8192 keys, combined without rescaling by their maxima."""
+    keys = np.shape(k)[-2]
+    if keys <= CHUNK or attn_mask is not None or is_causal:
+        return naive_float32(q, k, v, attn_mask, is_causal, scale)
+    s = _scores(q, k, None, False, scale)
+    vw = _work(v)
+    total, weight = 0.0, 0.0
+    for start in range(0, keys, CHUNK):
+        part = s[..., start : start + CHUNK]
+        e = np.exp(part - part.max(axis=-1, keepdims=True))  # each split its own maximum
+        total = total + e @ vw[..., start : start + CHUNK, :]
+        weight = weight + e.sum(axis=-1, keepdims=True)
+    return _finish(total / weight, q)
+
+
 def writes_into_v(
     q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
 ) -> Array:
@@ -546,10 +591,6 @@ def vjp_dot_in_float16(x: Array, g: Array) -> Array:
     return _finish(p * (gw - dot.astype(np.float32)), x)
 
 
-CHUNK = 8192
-"""The chunk of the chunked VJPs (a second red team's): a row reduced 8192 entries at a time."""
-
-
 def vjp_chunked_inner_product(x: Array, g: Array) -> Array:
     """``⟨g, p⟩`` taken over each chunk of 8192 entries alone (the sum across chunks dropped)."""
     p, gw = _weights(x), _work(g)
@@ -669,6 +710,11 @@ WRONG: dict[str, Entry] = {
     ),
     "vjp_dot_in_float16": Entry(vjp_dot_in_float16, "softmax_vjp", fails=("accuracy",), dtypes=_16),
     # a second red team's: wrong only past the sizes the suites stopped at
+    "head_index_mod_8": Entry(head_index_mod_8, fails=("accuracy",), dtypes=_32),
+    "programs_past_16_reuse": Entry(programs_past_16_reuse, fails=("accuracy",), dtypes=_32),
+    "split_keys_without_rescale": Entry(
+        split_keys_without_rescale, fails=("accuracy",), dtypes=_32
+    ),
     "vjp_chunked_inner_product": Entry(
         vjp_chunked_inner_product, "softmax_vjp", fails=("accuracy",), dtypes=_32
     ),
