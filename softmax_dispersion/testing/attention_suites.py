@@ -8,8 +8,11 @@ scores, in the tested dtype), ``is_causal`` and ``scale``.  Seven suites:
     Seeded normal inputs from one key to 1238 keys (an off-block length), head sizes 8 to
     64, several heads and batches; rows lifted 40 apart by a constant bias each.
 ``long``
-    4096 and 8192 keys (16-bit and float32 only): near-uniform weights over positive
-    values, on which a weighted sum held in 16 bits stalls, and sharp weights.
+    Near-uniform weights over positive values, on which a weighted sum held in 16 bits
+    stalls (:data:`LONG_KEYS`: 4096 and 8192 keys in 16 bits, 4096 in float32), sharp
+    weights over 4096 keys (every dtype), and in float32 sharp weights over 16,384 keys
+    whose second half scores 2 higher (a split of the keys at 8192 combined without
+    rescaling by each split's maximum fails).
 ``masks``
     Masks whose edges lie at 137 of 256 and 1238 of 2048 keys (off the tile sizes),
     fully masked leading tiles (64, 128, 256 keys) before visible scores near −100 (an
@@ -29,7 +32,9 @@ scores, in the tested dtype), ``is_causal`` and ``scale``.  Seven suites:
     0.3 together with a causal mask and with a float mask (a kernel path of their own).
 ``tiles``
     Shapes that cross the tiles and grids of fused kernels: 160 query rows, head sizes
-    128 and 100 (not a multiple of 8), six heads with their own values, and causal
+    128 and 100 (not a multiple of 8), six heads with their own values, two batch
+    elements of 12 heads (24 programs, past a head index kept modulo 8 and a grid of 16
+    batch×head programs), and causal
     masks over 160 keys with two batch elements, ``L > S`` (96 × 40) and ``L < S``
     (24 × 144), top-left aligned as torch's ``is_causal``.
 ``shapes``

@@ -31,7 +31,11 @@ kernel that visits only the diagonal key tile, the head size cut at 64, the key/
 head index modulo 4, causal masking of batch element 0 only, bottom-right alignment when
 ``L > S``; ``v`` written into (``input: modified``, required ``kept`` for attention);
 a VJP written into ``g`` and returned, rows after the 8th taking an earlier row's
-``⟨g, p⟩``, ``⟨g, p⟩`` accumulated in float16.  Its false alarm is a correct entry:
+``⟨g, p⟩``, ``⟨g, p⟩`` accumulated in float16.  A second red team's, wrong only past the sizes the
+suites then stopped at: a head index modulo 8, batch×head programs past the 16th reusing
+its keys and values, split-K at 8192 keys without rescaling, ``⟨g, p⟩`` and ``Σg``
+reduced over chunks of 8192 entries alone, rows past the 64th taking row 63's
+``⟨g, p⟩``.  Its false alarm is a correct entry:
 torch's SDPA after each float-mask row is shifted exactly by its maximum (bfloat16's
 ``finfo.min row`` once failed it).
 """
