@@ -8,8 +8,11 @@ scores, in the tested dtype), ``is_causal`` and ``scale``.  Seven suites:
     Seeded normal inputs from one key to 1238 keys (an off-block length), head sizes 8 to
     64, several heads and batches; rows lifted 40 apart by a constant bias each.
 ``long``
-    4096 and 8192 keys (16-bit and float32 only): near-uniform weights over positive
-    values, on which a weighted sum held in 16 bits stalls, and sharp weights.
+    Near-uniform weights over positive values, on which a weighted sum held in 16 bits
+    stalls (:data:`LONG_KEYS`: 4096 and 8192 keys in 16 bits, 4096 in float32), sharp
+    weights over 4096 keys (every dtype), and in float32 sharp weights over 16,384 keys
+    whose second half scores 2 higher (a split of the keys at 8192 combined without
+    rescaling by each split's maximum fails).
 ``masks``
     Masks whose edges lie at 137 of 256 and 1238 of 2048 keys (off the tile sizes),
     fully masked leading tiles (64, 128, 256 keys) before visible scores near −100 (an
@@ -29,7 +32,9 @@ scores, in the tested dtype), ``is_causal`` and ``scale``.  Seven suites:
     0.3 together with a causal mask and with a float mask (a kernel path of their own).
 ``tiles``
     Shapes that cross the tiles and grids of fused kernels: 160 query rows, head sizes
-    128 and 100 (not a multiple of 8), six heads with their own values, and causal
+    128 and 100 (not a multiple of 8), six heads with their own values, two batch
+    elements of 12 heads (24 programs, past a head index kept modulo 8 and a grid of 16
+    batch×head programs), and causal
     masks over 160 keys with two batch elements, ``L > S`` (96 × 40) and ``L < S``
     (24 × 144), top-left aligned as torch's ``is_causal``.
 ``shapes``
@@ -140,12 +145,16 @@ def _random(dtype: str, seed: int) -> list[AttentionCase]:
     return cases
 
 
+LONG_KEYS = {"float16": (4096, 8192), "bfloat16": (4096, 8192), "float32": (4096,), "float64": ()}
+"""The key lengths of the ``long`` suite's near-uniform rows per dtype (16-bit accumulation)."""
+SPLIT_KEYS = 16384
+"""The keys of ``long/sharp_16384`` (float32): past a split of the keys at 8192."""
+
+
 def _long(dtype: str, seed: int) -> list[AttentionCase]:
-    if dtype == "float64":
-        return []  # the long rows are about 16-bit accumulation; float32 keeps one
     rng = np.random.default_rng(seed + 11)
     cases = []
-    for keys in (4096, 8192) if dtype != "float32" else (4096,):
+    for keys in LONG_KEYS[dtype]:
         q = _normal(rng, 1, 1, 4, 64, 0.05)
         k = _normal(rng, 1, 1, keys, 64, 0.05)
         v = 1.0 + 0.25 * rng.standard_normal((1, 1, keys, 64))
@@ -154,7 +163,26 @@ def _long(dtype: str, seed: int) -> list[AttentionCase]:
     k = _normal(rng, 1, 2, 4096, 64, 1.0)
     v = _normal(rng, 1, 2, 4096, 64, 1.0)
     cases.append(AttentionCase("long/sharp_4096", q, k, v))
+    if dtype == "float32":
+        cases.append(_split_keys(seed))
     return cases
+
+
+def _split_keys(seed: int) -> AttentionCase:
+    """Sharp scores over 16,384 keys, the larger half in the second 8192.
+
+    A split-K kernel (flash decoding) whose partial results are combined without
+    rescaling by each split's maximum weighs the splits wrongly: the keys of the second
+    half score 2 higher, so its maximum is far from the first half's.
+    """
+    rng = np.random.default_rng(seed + 18)
+    q = _normal(rng, 1, 1, 4, 64, 1.0)
+    q[..., 0] = 8.0  # with k's first entry: +2 on every score of the second half
+    k = _normal(rng, 1, 1, SPLIT_KEYS, 64, 1.0)
+    k[..., 0] = 0.0
+    k[..., SPLIT_KEYS // 2 :, 0] = 2.0
+    v = _normal(rng, 1, 1, SPLIT_KEYS, 64, 1.0)
+    return AttentionCase(f"long/sharp_{SPLIT_KEYS}", q, k, v)
 
 
 def _planted(rng: np.random.Generator, a: F64, slopes: F64, dims: int = 8) -> tuple[F64, F64]:
@@ -311,6 +339,13 @@ def _tiles(dtype: str, seed: int) -> list[AttentionCase]:
     k = _normal(rng, 1, 6, 24, 16, 1.0)
     v = _normal(rng, 1, 6, 24, 16, 1.0) + np.arange(6)[None, :, None, None]
     cases.append(AttentionCase("tiles/heads_6", q, k, v))
+    # two batch elements of 12 heads: 24 programs, past a head index kept mod 8 and a
+    # grid of 16 batch×head programs; each program's values offset by its own number
+    q = _normal(rng, 2, 12, 4, 16, damp)
+    k = _normal(rng, 2, 12, 24, 16, damp)
+    offsets = 0.5 * np.arange(24.0).reshape(1, 2, 12)[0][:, :, None, None]
+    v = _normal(rng, 2, 12, 24, 16, 1.0) + offsets
+    cases.append(AttentionCase("tiles/batch_2_heads_12", q, k, v))
     # causal over several key tiles, two batch elements, and L ≠ S both ways (top-left)
     for length, keys in ((160, 160), (96, 40), (24, 144)):
         q = _normal(rng, 2, 2, length, 16, 1.0)

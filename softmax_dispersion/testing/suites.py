@@ -11,7 +11,8 @@ dtype by the battery, with a boolean mask for the cases that have masked entries
     of vocabulary length (:data:`LONG_LENGTHS`: 32,000 with a small spread, so that
     16-bit running totals meet sums far above 2048, and 128,256 and 262,144 with
     entries more than 88 below the maximum, where a long-row path that takes
-    ``log(exp(t)/S)`` underflows).
+    ``log(exp(t)/S)`` underflows); and one call of 257 rows of 12 (:data:`MANY_ROWS`:
+    past a grid of 64, 128 or 256 row programs).
 ``families``
     One row of every finite family of the registry
     :data:`softmax_dispersion.numerics.families.FAMILIES` (spike, dip, two-level,
@@ -170,7 +171,27 @@ def _random(dtype: str, seed: int) -> list[Case]:
     long = np.random.default_rng(seed + 6)
     for n, spread in zip(LONG_LENGTHS, _LONG_SCALES, strict=True):
         cases.append(Case(f"random/n{n}", long.standard_normal((1, n)) * spread))
-    return cases
+    return [*cases, _many_rows(seed)]
+
+
+MANY_ROWS = (257, 12)
+"""The shape of ``random/rows_257``: one call of more rows than a grid of 64, 128 or 256
+row programs holds (each row its own offset and spread), at a short length."""
+
+
+def _many_rows(seed: int) -> Case:
+    """257 rows of 12 (with their shifted and permuted copies, 1285 rows in one call).
+
+    A kernel whose grid stops at 128 (or 64, 256) rows and hands the later rows an
+    earlier row's maximum or normaliser shows: every row's sum is its own.
+    """
+    rng = np.random.default_rng(seed + 9)
+    rows, n = MANY_ROWS
+    spread = rng.uniform(0.5, 4.0, size=(rows, 1))
+    return Case(
+        f"random/rows_{rows}",
+        rng.standard_normal((rows, n)) * spread + rng.uniform(-10, 10, (rows, 1)),
+    )
 
 
 _REQUIRED: dict[str, int] = {"n": 64, "delta": 10, "k_high": 5}

@@ -7,12 +7,15 @@ the battery.  Five suites:
 ``random``
     Seeded normal rows of 1, 2, 7, 137 and 1238 entries at several spreads (33 rows per
     call up to 137 entries: more than a group of 8 or 16), normal gradients, rows far
-    apart from each other, and logits past the overflow of the format's ``exp`` (code
-    that recomputes the weights without the max shift overflows).
+    apart from each other, logits past the overflow of the format's ``exp`` (code
+    that recomputes the weights without the max shift overflows), and one call of 257
+    rows of 24 (past a grid of 64, 128 or 256 row programs).
 ``long``
     Rows of 4096 entries (torch's own float64 backward must pass there) and 8192, and
     uniform rows of 4096 with a gradient of one sign (``⟨g, p⟩ ≈ 1.5`` summed from 4096
-    terms of ``1.5/4096``: a float16 accumulator stalls at 1).
+    terms of ``1.5/4096``: a float16 accumulator stalls at 1); in float16 and float32 one
+    row of 32,000 (a vocabulary) with a gradient of one sign, where a reduction over
+    chunks of the row that drops the sum across chunks shows.
 ``neg_inf``
     Logits of ``−inf`` (their weight and their softmax VJP entry are exactly 0; the
     log-softmax VJP entry is exactly ``g``): random positions, a leading block of 128.
@@ -80,7 +83,23 @@ def _random(dtype: str, seed: int) -> list[VJPCase]:
     step = 4.0 if dtype == "float16" else 50.0
     apart = rng.standard_normal((4, 32)) - step * np.arange(3, -1, -1)[:, None]  # lowest first
     cases.append(VJPCase("random/rows_apart", apart, rng.standard_normal((4, 32))))
-    return [*cases, _past_overflow(dtype, seed)]
+    return [*cases, _past_overflow(dtype, seed), _many_rows(seed)]
+
+
+MANY_ROWS = 257
+"""The rows of ``random/rows_257``: past a grid of 64, 128 or 256 row programs."""
+
+
+def _many_rows(seed: int) -> VJPCase:
+    """257 short rows in one call, each with its own offset and gradient.
+
+    A kernel whose row programs stop at a grid size (64, 128, 256) and hand the later
+    rows an earlier row's ``⟨g, p⟩`` or ``Σg`` shows: each row's term is its own.
+    """
+    rng = np.random.default_rng(seed + 26)
+    x = rng.standard_normal((MANY_ROWS, 24)) * 2.0 + rng.uniform(-5, 5, size=(MANY_ROWS, 1))
+    g = rng.standard_normal((MANY_ROWS, 24)) + rng.uniform(-2, 2, size=(MANY_ROWS, 1))
+    return VJPCase(f"random/rows_{MANY_ROWS}", x, g)
 
 
 EXP_OVERFLOW = {"float16": 12.0, "bfloat16": 90.0, "float32": 90.0, "float64": 711.0}
@@ -108,7 +127,28 @@ def _long(dtype: str, seed: int) -> list[VJPCase]:
     x = np.zeros((2, 4096))
     g = 1.5 + 1e-2 * rng.standard_normal((2, 4096))
     cases.append(VJPCase("long/uniform_4096_one_sign", x, g))
+    if dtype in VOCABULARY_DTYPES:
+        cases.append(_vocabulary(seed))
     return cases
+
+
+VOCABULARY_LENGTH = 32000
+"""The length of ``long/vocabulary_32000``: an LM head's vocabulary (cross-entropy's VJP)."""
+VOCABULARY_DTYPES = ("float16", "float32")
+"""The dtypes that hold it (one row: the other two formats add time, not another bug)."""
+
+
+def _vocabulary(seed: int) -> VJPCase:
+    """One row of 32,000 logits with a gradient of one sign.
+
+    A kernel that reduces ``⟨g, p⟩`` or ``Σg`` over chunks of the row (8192 entries, say)
+    and drops the reduction across chunks is off by the other chunks' share: with ``g``
+    of one sign no chunk's share cancels another's.
+    """
+    rng = np.random.default_rng(seed + 27)
+    x = rng.standard_normal((1, VOCABULARY_LENGTH)) * 2.0
+    g = 1.0 + 0.5 * rng.uniform(size=(1, VOCABULARY_LENGTH))
+    return VJPCase(f"long/vocabulary_{VOCABULARY_LENGTH}", x, g)
 
 
 def _neg_inf(dtype: str, seed: int) -> list[VJPCase]:

@@ -31,7 +31,11 @@ kernel that visits only the diagonal key tile, the head size cut at 64, the key/
 head index modulo 4, causal masking of batch element 0 only, bottom-right alignment when
 ``L > S``; ``v`` written into (``input: modified``, required ``kept`` for attention);
 a VJP written into ``g`` and returned, rows after the 8th taking an earlier row's
-``⟨g, p⟩``, ``⟨g, p⟩`` accumulated in float16.  Its false alarm is a correct entry:
+``⟨g, p⟩``, ``⟨g, p⟩`` accumulated in float16.  A second red team's, wrong only past the sizes the
+suites then stopped at: a head index modulo 8, batch×head programs past the 16th reusing
+its keys and values, split-K at 8192 keys without rescaling, ``⟨g, p⟩`` and ``Σg``
+reduced over chunks of 8192 entries alone, rows past the 64th taking row 63's
+``⟨g, p⟩``.  Its false alarm is a correct entry:
 torch's SDPA after each float-mask row is shifted exactly by its maximum (bfloat16's
 ``finfo.min row`` once failed it).
 """
@@ -403,6 +407,51 @@ def causal_bottom_right_when_more_queries(
     return naive_float32(q, k, v, mask, False, scale)
 
 
+CHUNK = 8192
+"""A second red team's split: keys (attention) or a row (the VJPs) taken 8192 at a time."""
+
+
+def head_index_mod_8(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """A head index kept in 3 bits: heads 8 and on read heads 0 and on's keys and values."""
+    if np.ndim(q) == 4 and np.shape(q)[1] > 8 and np.shape(k)[1] == np.shape(q)[1]:
+        heads = np.arange(np.shape(q)[1]) % 8
+        k, v = k[:, heads], v[:, heads]
+    return naive_float32(q, k, v, attn_mask, is_causal, scale)
+
+
+def programs_past_16_reuse(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """A grid of 16 batch×head programs: the later ones read the 16th's keys and values."""
+    if np.ndim(q) == 4 and np.shape(q)[0] * np.shape(q)[1] > 16:
+        b, h = np.shape(q)[:2]
+        k = np.broadcast_to(k, (b, h, *np.shape(k)[2:])).reshape(b * h, *np.shape(k)[2:]).copy()
+        v = np.broadcast_to(v, (b, h, *np.shape(v)[2:])).reshape(b * h, *np.shape(v)[2:]).copy()
+        k[16:], v[16:] = k[15], v[15]
+        k, v = k.reshape(b, h, *k.shape[1:]), v.reshape(b, h, *v.shape[1:])
+    return naive_float32(q, k, v, attn_mask, is_causal, scale)
+
+
+def split_keys_without_rescale(
+    q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
+) -> Array:
+    """Flash decoding over splits of 8192 keys, combined without rescaling by their maxima."""
+    keys = np.shape(k)[-2]
+    if keys <= CHUNK or attn_mask is not None or is_causal:
+        return naive_float32(q, k, v, attn_mask, is_causal, scale)
+    s = _scores(q, k, None, False, scale)
+    vw = _work(v)
+    total, weight = 0.0, 0.0
+    for start in range(0, keys, CHUNK):
+        part = s[..., start : start + CHUNK]
+        e = np.exp(part - part.max(axis=-1, keepdims=True))  # each split its own maximum
+        total = total + e @ vw[..., start : start + CHUNK, :]
+        weight = weight + e.sum(axis=-1, keepdims=True)
+    return _finish(total / weight, q)
+
+
 def writes_into_v(
     q: Array, k: Array, v: Array, attn_mask: Any = None, is_causal: bool = False, scale: Any = None
 ) -> Array:
@@ -546,6 +595,38 @@ def vjp_dot_in_float16(x: Array, g: Array) -> Array:
     return _finish(p * (gw - dot.astype(np.float32)), x)
 
 
+def vjp_chunked_inner_product(x: Array, g: Array) -> Array:
+    """``⟨g, p⟩`` taken over each chunk of 8192 entries alone (the sum across chunks dropped)."""
+    p, gw = _weights(x), _work(g)
+    out = np.empty_like(p)
+    for start in range(0, p.shape[-1], CHUNK):
+        part = slice(start, start + CHUNK)
+        dot = np.sum(p[..., part] * gw[..., part], axis=-1, keepdims=True)
+        out[..., part] = p[..., part] * (gw[..., part] - dot)
+    return _finish(out, x)
+
+
+def log_vjp_chunked_sum(x: Array, g: Array) -> Array:
+    """``Σg`` taken over each chunk of 8192 entries alone (the sum across chunks dropped)."""
+    p, gw = _weights(x), _work(g)
+    out = np.empty_like(p)
+    for start in range(0, p.shape[-1], CHUNK):
+        part = slice(start, start + CHUNK)
+        out[..., part] = gw[..., part] - p[..., part] * np.sum(
+            gw[..., part], axis=-1, keepdims=True
+        )
+    return _finish(out, x)
+
+
+def vjp_rows_after_64_reuse(x: Array, g: Array) -> Array:
+    """A grid of 64 row programs: the rows past the 64th take row 63's ``⟨g, p⟩``."""
+    p, gw = _weights(x), _work(g)
+    dot = np.sum(p * gw, axis=-1, keepdims=True).reshape(-1, 1)
+    if dot.shape[0] > 64:
+        dot[64:] = dot[63]
+    return _finish(p * (gw - dot.reshape((*p.shape[:-1], 1))), x)
+
+
 CORRECT: dict[str, Entry] = {
     "naive_float32": Entry(naive_float32),
     "online_flash": Entry(online_flash),
@@ -632,5 +713,20 @@ WRONG: dict[str, Entry] = {
         vjp_rows_after_8_reuse, "softmax_vjp", fails=("accuracy",), dtypes=_32
     ),
     "vjp_dot_in_float16": Entry(vjp_dot_in_float16, "softmax_vjp", fails=("accuracy",), dtypes=_16),
+    # a second red team's: wrong only past the sizes the suites stopped at
+    "head_index_mod_8": Entry(head_index_mod_8, fails=("accuracy",), dtypes=_32),
+    "programs_past_16_reuse": Entry(programs_past_16_reuse, fails=("accuracy",), dtypes=_32),
+    "split_keys_without_rescale": Entry(
+        split_keys_without_rescale, fails=("accuracy",), dtypes=_32
+    ),
+    "vjp_chunked_inner_product": Entry(
+        vjp_chunked_inner_product, "softmax_vjp", fails=("accuracy",), dtypes=_32
+    ),
+    "log_vjp_chunked_sum": Entry(
+        log_vjp_chunked_sum, "log_softmax_vjp", fails=("accuracy",), dtypes=_32
+    ),
+    "vjp_rows_after_64_reuse": Entry(
+        vjp_rows_after_64_reuse, "softmax_vjp", fails=("accuracy",), dtypes=_32
+    ),
 }
 """Wrong implementations: the property each must fail, and where the bug shows."""

@@ -460,6 +460,16 @@ def wrong_beyond_1000(x: Array) -> Array:
     return _out(e / e[..., :-1].sum(axis=-1, keepdims=True), x)
 
 
+def rows_past_128_reuse_normaliser(x: Array) -> Array:
+    """A grid of 128 row programs: the rows past the 128th take row 127's normaliser."""
+    w = _acc(x)
+    e = np.exp(w - w.max(axis=-1, keepdims=True))
+    total = e.sum(axis=-1, keepdims=True)
+    if total.ndim == 2 and total.shape[0] > 128:
+        total[128:] = total[127]
+    return _out(e / total, x)
+
+
 def float32_result_for_float64(x: Array) -> Array:
     """Right values, but float64 input comes back as float32."""
     p = _textbook(x)
@@ -770,6 +780,10 @@ WRONG: dict[str, Entry] = {
         float16_running_total_between_tiles, fails=("accuracy",), dtypes=("float16",)
     ),
     "float16_block_sums": Entry(float16_block_sums, fails=("accuracy",), dtypes=("float16",)),
+    # A second red team's: a call of more rows than the suites held (81) until then.
+    "rows_past_128_reuse_normaliser": Entry(
+        rows_past_128_reuse_normaliser, fails=("accuracy", "row_sum"), dtypes=("float32",)
+    ),
     # Caught by the strict model: errors that grow with the logits' size (a log-sum-exp
     # rounded at their magnitude) or a row's common scale, which the default must allow
     # because a correct log-sum-exp or log-add-exp formulation loses as much.
