@@ -50,10 +50,12 @@ def test_a_run_without_what_the_prose_needs_stops_the_build(tmp_path: Path) -> N
         shutil.copytree(DOCS / folder, tmp_path / folder, ignore=shutil.ignore_patterns("*.png"))
     run_numbers.numbers(tmp_path)  # complete: fine
     metrics = json.loads((tmp_path / run_numbers.QUICK / "metrics.json").read_text())
+    complete = json.dumps(metrics)
     del metrics["seconds"]
     (tmp_path / run_numbers.QUICK / "metrics.json").write_text(json.dumps(metrics))
     with pytest.raises(ExtensionError, match="empirical-run"):
         run_numbers.numbers(tmp_path)
+    (tmp_path / run_numbers.QUICK / "metrics.json").write_text(complete)
     (tmp_path / run_numbers.PRETRAINED / "heads.json").unlink()
     with pytest.raises(ExtensionError, match="missing"):
         run_numbers.numbers(tmp_path)
