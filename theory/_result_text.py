@@ -6,8 +6,6 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-import sympy as sp
-
 from softmax_dispersion.theory.kernel import Claim, ClaimResult
 
 if TYPE_CHECKING:
@@ -21,8 +19,8 @@ def format_result(result: ClaimResult) -> str:
     lines = [
         f"{claim.id}  {claim.title}  [{verdict}, {result.seconds:.2f} s]",
         f"  source:      {claim.source}",
-        f"  statement:   {sp.sstr(claim.statement)}",
-        f"  assumptions: {', '.join(sp.sstr(a) for a in claim.assumptions) or 'none'}",
+        f"  statement:   {result.statement}",
+        f"  assumptions: {'; '.join(result.readable_assumptions()) or 'none'}",
     ]
     for number, step in enumerate(result.steps, 1):
         mark = "ok  " if step.verified else "FAIL"

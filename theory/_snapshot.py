@@ -46,7 +46,7 @@ from softmax_dispersion.theory.definitions import (
     SumDef,
     SumOver,
 )
-from softmax_dispersion.theory.terms import Term, TermError
+from softmax_dispersion.theory.terms import Term, TermError, free_names, show
 
 __all__ = [
     "Freezer",
@@ -54,6 +54,7 @@ __all__ = [
     "WitnessFunction",
     "WitnessValue",
     "check_text",
+    "readable_fact",
 ]
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
@@ -115,6 +116,27 @@ class FrozenClaim:
     steps: tuple[FrozenStep, ...]
     formulas: tuple[str, ...]
     error: str = ""
+
+
+def readable_fact(term: Term, naturals: Iterable[str]) -> str:
+    """A statement or an assumption of a claim as a person reads it.
+
+    The kernel reads every fact of a claim that mentions one of its natural-number
+    symbols as holding *for every* natural value of them (as :class:`Induction` uses it,
+    and as the Coq printer writes it, ``forall l : nat, ...``), so the text says so:
+    ``for every natural l: x <= l``, never a bare ``x <= l`` that reads as a hypothesis
+    about one ``l``.
+
+    Examples
+    --------
+    >>> from softmax_dispersion.theory import terms
+    >>> fact = terms.rel("le", terms.sym("x"), terms.sym("l"))
+    >>> readable_fact(fact, ("l",)), readable_fact(fact, ())
+    ('for every natural l: x <= l', 'x <= l')
+    """
+    mentioned = sorted(free_names(term) & set(naturals))
+    text = show(term)
+    return f"for every natural {', '.join(mentioned)}: {text}" if mentioned else text
 
 
 def rule_classes() -> dict[str, type]:

@@ -71,6 +71,7 @@ from softmax_dispersion.theory._snapshot import (
     check_text,
     collect_definitions,
     freeze_definitions,
+    readable_fact,
 )
 from softmax_dispersion.theory._witness import VacuityError, check_witness
 from softmax_dispersion.theory.calculus import Differentiate, Monotone, SumDerivative
@@ -244,7 +245,7 @@ def _check_one(step: FrozenStep, context: Context) -> tuple[StepResult, Term | N
             terms.check_size(concluded, "the conclusion")
         except TermError as error:
             raise ProofError(str(error)) from None
-        statement = show(concluded)
+        statement = readable_fact(concluded, context.naturals)
         allowed = context.scope.index if context.scope is not None else ()
         stray = context.definitions.stray_index([concluded], allowed)
         if stray:
@@ -484,6 +485,14 @@ class ClaimResult:
         """The frozen claim as data (what the hash covers), or ``{}`` if it was unreadable."""
         return json.loads(self.content_json) if self.content_json else {}
 
+    def readable_assumptions(self) -> list[str]:
+        """The checked claim's assumptions as text, each one that mentions a natural-number
+        symbol under ``for every natural l:`` (how the kernel reads it)."""
+        frozen = _frozen_from(self.content())
+        if frozen is None:
+            return []
+        return [readable_fact(a, frozen.naturals) for a in frozen.assumptions]
+
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready record of the claim and its verdict (read from the checked content)."""
         content = self.content()
@@ -494,7 +503,7 @@ class ClaimResult:
             "source": content.get("source", ""),
             "hash": self.content_hash,
             "statement": self.statement,
-            "assumptions": [show(a) for a in frozen.assumptions] if frozen else [],
+            "assumptions": self.readable_assumptions(),
             "definitions": _definition_records(frozen) if frozen else [],
             "verified": self.verified,
             "seconds": round(self.seconds, 4),
@@ -828,7 +837,7 @@ def _check_frozen(
         witness=witness,
         id=frozen.id,
         title=frozen.title,
-        statement=show(frozen.statement),
+        statement=readable_fact(frozen.statement, frozen.naturals),
         content_json=text,
     )
     registry[digest] = _Entry(frozen, definitions, verified, problem, result)
@@ -850,7 +859,7 @@ def _result(
         witness=old.witness,
         id=entry.frozen.id,
         title=entry.frozen.title,
-        statement=show(entry.frozen.statement),
+        statement=readable_fact(entry.frozen.statement, entry.frozen.naturals),
         content_json=canonical_json(encode_claim(entry.frozen)),
     )
 

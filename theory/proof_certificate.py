@@ -30,10 +30,10 @@ from typing import Any
 
 from softmax_dispersion.theory._core import LOGIC, FrozenStep, StepResult
 from softmax_dispersion.theory._serial import read_claim
-from softmax_dispersion.theory._snapshot import FrozenClaim
+from softmax_dispersion.theory._snapshot import FrozenClaim, readable_fact
 from softmax_dispersion.theory.definitions import Definitions
 from softmax_dispersion.theory.kernel import ClaimResult, conclusion_of
-from softmax_dispersion.theory.terms import check_size, show
+from softmax_dispersion.theory.terms import check_size
 
 __all__ = [
     "CERTIFICATE_FORMAT",
@@ -61,11 +61,12 @@ def tool_versions() -> dict[str, str]:
     return versions
 
 
-def _conclusion_text(step: FrozenStep, definitions: Definitions) -> str:
+def _conclusion_text(step: FrozenStep, definitions: Definitions, naturals: Sequence[str]) -> str:
     if step.error:
         return "?"
     try:
-        return show(check_size(conclusion_of(step, definitions), "the conclusion"))
+        conclusion = check_size(conclusion_of(step, definitions), "the conclusion")
+        return readable_fact(conclusion, naturals)
     except Exception:  # a step that cannot conclude anything (or too much) reads as "?"
         return "?"
 
@@ -105,7 +106,7 @@ def readable_steps(frozen: FrozenClaim, definitions: Definitions) -> list[dict[s
         found: dict[str, Any] = {
             "rule": step.rule,
             "description": step.description,
-            "statement": _conclusion_text(step, definitions),
+            "statement": _conclusion_text(step, definitions, frozen.naturals),
             "method": _method(step),
         }
         nested = _sub_steps(step)
@@ -148,7 +149,7 @@ def _claim_record(result: ClaimResult) -> dict[str, Any]:
     return {
         "id": frozen.id,
         "title": frozen.title,
-        "statement": show(frozen.statement),
+        "statement": readable_fact(frozen.statement, frozen.naturals),
         "hash": result.content_hash,
         "verified": result.verified,
         "problem": result.problem,

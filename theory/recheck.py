@@ -53,7 +53,7 @@ from softmax_dispersion.theory._serial import (
     content_hash,
     read_claim,
 )
-from softmax_dispersion.theory._snapshot import FrozenClaim, check_text
+from softmax_dispersion.theory._snapshot import FrozenClaim, check_text, readable_fact
 from softmax_dispersion.theory.definitions import DefinitionError, Definitions
 from softmax_dispersion.theory.kernel import check_frozen
 from softmax_dispersion.theory.proof_certificate import (
@@ -61,7 +61,6 @@ from softmax_dispersion.theory.proof_certificate import (
     FORMAT_VERSION,
     readable_steps,
 )
-from softmax_dispersion.theory.terms import show
 
 __all__ = [
     "CertificateFormatError",
@@ -295,7 +294,7 @@ def _readable_problem(entry: Mapping[str, Any], frozen: FrozenClaim) -> str | No
     for key, expected in (
         ("id", frozen.id),
         ("title", frozen.title),
-        ("statement", show(frozen.statement)),
+        ("statement", readable_fact(frozen.statement, frozen.naturals)),
     ):
         if entry.get(key) != expected:
             return (

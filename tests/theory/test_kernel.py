@@ -617,3 +617,41 @@ def test_a_z3_budget_is_a_resource_count_not_the_clock(monkeypatch: pytest.Monke
     starved = [_z3._decide(facts, goal, timeout_ms=20) for _ in range(2)]
     assert [verdict for verdict, _ in starved] == ["unknown", "unknown"]
     assert all("resource limit" in reason for _, reason in starved), starved
+
+
+def test_facts_over_naturals_read_for_every_natural() -> None:
+    """Red team round 6 (H1): ``assumptions=[x <= l], naturals=(l,)`` holds for every
+    natural l (so x <= 0 follows); every text a person reads says so, generated from
+    the checked claim: prove's text and JSON, the certificate's readable fields."""
+    from softmax_dispersion.theory._result_text import format_result
+    from softmax_dispersion.theory.proof_certificate import build_certificate
+
+    x, l = sp.symbols("x l", real=True)  # noqa: E741 (the red team's name)
+    claim = kernel.Claim(
+        id="H1",
+        title="x <= l for every natural l",
+        statement=sp.And(sp.Le(x, 0), sp.Ge(l, 0)),
+        assumptions=[sp.Le(x, l)],
+        source="derived",
+        proof=lambda: [kernel.Induction(l, sp.And(sp.Le(x, 0), sp.Ge(l, 0)), "at 0")],
+        naturals=(l,),
+        witness={x: 0},
+    )
+    result = claim.check()
+    assert result.verified, result.problem
+    text = format_result(result)
+    assert "assumptions: for every natural l: x <= l" in text
+    assert "statement:   for every natural l: " in text
+    assert result.to_dict()["assumptions"] == ["for every natural l: x <= l"]
+    record = build_certificate([result])["claims"][0]
+    assert record["statement"].startswith("for every natural l: ")
+    assert record["steps"][0]["statement"].startswith("for every natural l: ")
+    plain = kernel.Claim(
+        id="P1",
+        title="no natural",
+        statement=sp.Le(x, 1),
+        assumptions=[sp.Le(x, 0)],
+        source="derived",
+        proof=lambda: [kernel.Implied(sp.Le(x, 1), "x <= 0")],
+    ).check()
+    assert "assumptions: x <= 0" in format_result(plain) and "for every" not in plain.statement
