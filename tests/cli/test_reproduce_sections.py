@@ -62,10 +62,12 @@ def test_a_skipped_pretrained_probe_is_shown_as_skipped(
 
 @pytest.mark.slow
 def test_the_theory_section_reports_one_time(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from softmax_dispersion.reproduce import theory
-    from softmax_dispersion.theory import all_claims
+    from softmax_dispersion.theory import all_claims, coq_proofs
+
+    monkeypatch.setattr(coq_proofs, "find_coqc", lambda: None)  # Coq is tested on its own
 
     section = theory.section(tmp_path)
     assert section.table.splitlines()[-1].endswith(f"in {section.seconds:.1f} s")

@@ -59,6 +59,9 @@ from softmax_dispersion.theory.rounding_error import (
 )
 from softmax_dispersion.theory.symbols import n
 
+# One worker compiles the project once (CI runs the slow tests with --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("coq_float")
+
 needs_coq = pytest.mark.skipif(find_coqc() is None, reason=f"coqc not found ({COQ_INSTALL})")
 
 # -- the printed statements ----------------------------------------------------------------

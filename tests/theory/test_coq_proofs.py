@@ -30,6 +30,9 @@ from softmax_dispersion.theory.coq_proofs import (
 )
 from softmax_dispersion.theory.kernel import Claim, Implied
 
+# One worker compiles the project once (CI runs the slow tests with --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("coq_proofs")
+
 needs_coq = pytest.mark.skipif(find_coqc() is None, reason=f"coqc not found ({COQ_INSTALL})")
 CORE = ("T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9", "T10", "T11", "T13")
 NEW = ("T7", "T8", "T9", "T13")
