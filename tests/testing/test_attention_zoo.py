@@ -121,19 +121,6 @@ def test_the_vjp_built_ins_work_with_no_code_from_the_user() -> None:
         assert any(r.cases >= 4 for r in report.results if r.name == "accuracy")
 
 
-@pytest.mark.slow
-def test_the_jax_vjp_built_ins_pass() -> None:
-    pytest.importorskip("jax")
-    for kind in ("softmax_vjp", "log_softmax_vjp"):
-        target = builtin("jax", kind)
-        # float16's softmax VJP is a known failure (test_kinds.KNOWN_FAILING_DTYPES)
-        dtypes = ["bfloat16", "float32", "float64"] if kind == "softmax_vjp" else None
-        report = check_softmax(
-            target.fn, kind=kind, library="jax", suites=["random", "neg_inf"], dtypes=dtypes
-        )
-        assert report.passed, report.text()
-
-
 @pytest.mark.parametrize("document", ["docs/oracle.md", "README.md"])
 def test_the_docs_count_the_zoo(document: str) -> None:
     from pathlib import Path
