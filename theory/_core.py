@@ -11,6 +11,7 @@ of a rule, has nothing to offer.
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -392,7 +393,12 @@ def time_budget(seconds: float | None) -> Iterator[None]:
     deadline = time.monotonic() + seconds
     nearest = min([deadline, *_DEADLINES])
 
-    def expire(signum: int, frame: object) -> None:
+    def expire(signum: int, frame: Any) -> None:
+        if _inside_z3(frame):  # never raise inside z3's Python code (its destructors
+            # swallow the exception and the budget is lost): z3's own timeout is set to the
+            # time left (:func:`remaining_budget_ms`), so it returns soon; try again then
+            signal.setitimer(signal.ITIMER_REAL, 0.005)
+            return
         raise BudgetExceeded("the decision ran past its time budget")
 
     previous = signal.signal(signal.SIGALRM, expire) if not _DEADLINES else None
@@ -409,6 +415,26 @@ def time_budget(seconds: float | None) -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, 0)
             if previous is not None:
                 signal.signal(signal.SIGALRM, previous)
+
+
+def remaining_budget_ms() -> int | None:
+    """Milliseconds left before the nearest :func:`time_budget` deadline (``None``: no
+    budget is running), at least 1."""
+    if not _DEADLINES:
+        return None
+    return max(1, int((min(_DEADLINES) - time.monotonic()) * 1000))
+
+
+def _inside_z3(frame: Any) -> bool:
+    """Whether the interrupted code is z3's Python binding (a solver's destructor, say)."""
+    marker = f"{os.sep}z3{os.sep}"
+    for _ in range(8):
+        if frame is None:
+            return False
+        if marker in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
 
 
 STEP_BUDGET_S: list[float | None] = [None]

@@ -860,3 +860,21 @@ def test_recheck_says_the_formulas_a_claim_names_are_not_re_decided(
     assert main(["recheck", str(_write(tmp_path, edited))]) == 0
     out = capsys.readouterr().out
     assert "names the formulas dispersion_upper: a label, not re-decided" in out, out
+
+
+@pytest.mark.slow  # runs to its budget: about 13 s
+def test_a_certificate_past_its_budget_fails_in_one_line() -> None:
+    """Red team round 6: a 2.3 KB certificate whose one step is a hard inequality ran past
+    its budget and printed a traceback from z3's destructor (the budget's exception raised
+    inside it was swallowed). z3's timeout is now the time left, and the alarm never raises
+    inside z3's code: the file fails, with no traceback."""
+    data = Path(__file__).parent / "data" / "hard_inequality_certificate.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "softmax_dispersion", "recheck", str(data)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "FAILED" in done.stdout
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
