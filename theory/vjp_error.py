@@ -68,6 +68,9 @@ from softmax_dispersion.theory.kernel import (
     SumOfTerms,
     SumOver,
 )
+
+# the first-order toolkit T12 introduced, shared (τ, u: the same symbols here)
+from softmax_dispersion.theory.rounding_error import derivative_at_zero, two_sided
 from softmax_dispersion.theory.symbols import n
 
 __all__ = ["T15", "log_softmax_vjp_error_bound", "softmax_vjp_error_bound"]
@@ -265,16 +268,6 @@ t15_definitions = (
     slack_size_plus,
     slack_size_minus,
 )
-
-
-def two_sided(value: sp.Expr, bound: sp.Expr) -> sp.Basic:
-    """``|value| <= bound`` written as ``−bound <= value <= bound`` (what z3 can read)."""
-    return sp.And(sp.Le(-bound, value), sp.Le(value, bound))
-
-
-def derivative_at_zero(expr: sp.Expr) -> sp.Expr:
-    """The unevaluated ``d/dτ expr`` at ``τ = 0``."""
-    return sp.Subs(sp.Derivative(expr, tau), tau, 0)
 
 
 def computed_softmax_vjp(scale_by: sp.Expr) -> sp.Expr:
