@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import sympy as sp
 
 from softmax_dispersion.theory import _z3, terms
+from softmax_dispersion.theory._deadlines import _DEADLINES
 from softmax_dispersion.theory.terms import Term
 
 if TYPE_CHECKING:
@@ -370,10 +371,6 @@ def _holds_text(value: object) -> bool:
 # Time
 
 
-_DEADLINES: list[float] = []
-"""The deadlines of the budgets in force (innermost last)."""
-
-
 @contextmanager
 def time_budget(seconds: float | None) -> Iterator[None]:
     """Run the block under a wall-clock budget (an alarm; main thread, POSIX only).
@@ -415,14 +412,6 @@ def time_budget(seconds: float | None) -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, 0)
             if previous is not None:
                 signal.signal(signal.SIGALRM, previous)
-
-
-def remaining_budget_ms() -> int | None:
-    """Milliseconds left before the nearest :func:`time_budget` deadline (``None``: no
-    budget is running), at least 1."""
-    if not _DEADLINES:
-        return None
-    return max(1, int((min(_DEADLINES) - time.monotonic()) * 1000))
 
 
 def _inside_z3(frame: Any) -> bool:

@@ -36,6 +36,7 @@ from fractions import Fraction
 import z3
 
 from softmax_dispersion.theory import terms
+from softmax_dispersion.theory._deadlines import remaining_budget_ms
 from softmax_dispersion.theory.terms import Term
 
 __all__ = ["prove_with_z3", "relevant_facts"]
@@ -403,8 +404,6 @@ def _decide(hypotheses: Sequence[Term], goal: Term, timeout_ms: int) -> tuple[st
     solver.set("rlimit", timeout_ms * RLIMIT_PER_MS)
     # ... and never past a running budget's deadline (recheck's): z3's C code cannot be
     # interrupted by the budget's alarm, only stopped by its own timeout
-    from softmax_dispersion.theory._core import remaining_budget_ms
-
     left = remaining_budget_ms()
     wall = timeout_ms * WALL_CLOCK_FACTOR
     solver.set("timeout", wall if left is None else min(wall, left))
