@@ -106,11 +106,22 @@ MAX_DEPTH = 200
 RELATIONS = ("eq", "ne", "lt", "le", "gt", "ge")
 CONNECTIVES = ("and", "or", "not", "implies", "equiv")
 FORMULAS = (*RELATIONS, *CONNECTIVES, "true", "false")
+NUMBER_NAMES = frozenset(
+    {
+        *("pi", "E", "I", "oo", "zoo", "nan", "True", "False"),
+        *("EulerGamma", "Catalan", "GoldenRatio", "TribonacciConstant"),
+        # How the LaTeX printer writes E and I: a symbol named so would read as e or i.
+        *("e", "i"),
+    }
+)
+"""Names sympy's printers give a number (every constant sympy names, as ``str`` prints it,
+and E's and I's LaTeX): a real symbol so named would read as that number, so that
+``exp(pi*I) + 1 != 0``, true for a real ``I``, would read as denying Euler's identity."""
 RESERVED_NAMES = frozenset(
     {
-        *("pi", "E", "oo", "zoo", "nan", "True", "False", "exp", "log", "sqrt", "Abs"),
-        *("Max", "Min", "Piecewise", "Limit", "Derivative", "Subs", "Eq", "Ne"),
-        *("Implies", "Equivalent"),
+        *NUMBER_NAMES,
+        *("exp", "log", "sqrt", "Abs", "Max", "Min", "Piecewise", "Limit", "Derivative"),
+        *("Subs", "Eq", "Ne", "Implies", "Equivalent"),
     }
 )
 """Names a symbol or function may not have: they would print as something else."""

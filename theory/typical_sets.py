@@ -5,30 +5,30 @@ Run ``python -m softmax_dispersion.theory.typical_sets`` to check the proof.
 T1 bounds the top weight over *every* set; for trained heads with large spreads it is
 vacuous at any testable size.  A typical set is drawn i.i.d. from the task's item
 distribution, and its top weight ``p = 1/(1 + S)``, ``S = Σ_{j ≠ top} exp(e_j − e*)``, is
-governed by the mean ``I`` of one term: ``S ≈ (n − 1)·I``.
+governed by the mean ``I_mean`` of one term: ``S ≈ (n − 1)·I_mean``.
 
 T13 (typical sets)
     Condition on the top item (logit ``e*``): the other ``m = n − 1`` items are then
     i.i.d., drawn from the item distribution below the top item (for i.i.d. continuous
     priorities, the others given the maximum are i.i.d. from the distribution truncated
     at it).  With a logit map *monotone* in the priority (no lower item's logit exceeds
-    the top item's), every term ``Y_j = exp(e_j − e*)`` lies in ``[0, 1]``; let ``I`` be
+    the top item's), every term ``Y_j = exp(e_j − e*)`` lies in ``[0, 1]``; let ``I_mean`` be
     their mean, ``σ²`` a bound on their variance and ``b >= 1`` a bound on them.
 
     *Cited premise* (not proved here; Bernstein's inequality, e.g. Boucheron, Lugosi and
     Massart, *Concentration Inequalities*, 2013, Theorem 2.10, applied to ``Y`` and
     ``−Y``): for i.i.d. terms in ``[0, b]`` with variance at most ``σ²``,
-    ``P(|S/m − I| >= r) <= 2 exp(−m r²/(2σ² + 2br/3))``.
+    ``P(|S/m − I_mean| >= r) <= 2 exp(−m r²/(2σ² + 2br/3))``.
 
     *Proved here*, by the kernel: the top weight of softmax is ``1/(1 + S)``; monotone
     logits make every term lie in ``(0, 1]`` and ``0 < S <= m``; the radius
     ``r = (bL/3 + √((bL/3)² + 2mσ²L))/m`` with ``L = log(2/η)`` solves
     ``m r² = L(2σ² + 2br/3)``, so the premise's tail at ``r`` is exactly ``η``; and on the
-    premise's event ``m(I − r) <= S <= m(I + r)`` the top weight lies in the band
-    ``1/(1 + m(I + r)) <= p <= 1/(1 + m·max(I − r, 0))``, which contains the mean-field
+    premise's event ``m(I_mean − r) <= S <= m(I_mean + r)`` the top weight lies in the band
+    ``1/(1 + m(I_mean + r)) <= p <= 1/(1 + m·max(I_mean − r, 0))``, which contains the mean-field
     value ``1/(1 + mI)``.  Hence, with probability at least ``1 − η``, ``p`` is in the band.
 
-The formulas are exported for the empirical layer, which computes ``I``, ``σ²`` (the
+The formulas are exported for the empirical layer, which computes ``I_mean``, ``σ²`` (the
 variance itself) and ``b`` (the largest term, 1 for a monotone map) from each trained
 head's logit map and checks that at most a fraction ``η`` of measured sets fall outside.
 """
@@ -63,8 +63,8 @@ __all__ = [
 # T13's own symbols: nothing here carries a meaning from another claim.
 n = sp.Symbol("n", real=True)
 """The set size (a top item and ``n − 1`` others)."""
-mean = sp.Symbol("I", real=True)
-"""The mean term ``I = E[exp(e(x) − e*)]`` below the top item."""
+mean = sp.Symbol("I_mean", real=True)
+"""The mean term ``I_mean = E[exp(e(x) − e*)]`` below the top item."""
 variance = sp.Symbol("sigma2", real=True)
 """A bound ``σ²`` on the terms' variance."""
 bound = sp.Symbol("b", real=True)
@@ -95,7 +95,7 @@ typical_mean_field = formula(
     "typical_mean_field",
     1 / (1 + _m * mean),
     (n, mean),
-    "T13: the mean-field top weight 1/(1 + (n−1)I) of a typical set",
+    "T13: the mean-field top weight 1/(1 + (n−1)I_mean) of a typical set",
 )
 bernstein_radius = formula(
     "bernstein_radius",
@@ -107,13 +107,13 @@ typical_band_lower = formula(
     "typical_band_lower",
     1 / (1 + _m * (mean + radius)),
     (n, mean, radius),
-    "T13: the band's lower edge 1/(1 + (n−1)(I + r))",
+    "T13: the band's lower edge 1/(1 + (n−1)(I_mean + r))",
 )
 typical_band_upper = formula(
     "typical_band_upper",
     1 / (1 + _m * sp.Max(mean - radius, 0)),
     (n, mean, radius),
-    "T13: the band's upper edge 1/(1 + (n−1)·max(I − r, 0))",
+    "T13: the band's upper edge 1/(1 + (n−1)·max(I_mean − r, 0))",
 )
 
 #: The n − 1 items below the top one; a monotone logit map keeps their logits at or
@@ -177,8 +177,8 @@ def _t13_proof() -> list[Step]:
             "and the tail bound 2 exp(−L) = 2 exp(−log(2/η)) = η",
             substitute=(sp.Eq(exponent, level), sp.Eq(level, sp.log(2 / eta))),
         ),
-        Implied(sp.Le(_lower, 1 / (1 + S)), "S <= m(I + r) on the event"),
-        Implied(sp.Le(1 / (1 + S), _upper), "S >= m(I − r) on the event, and S >= 0"),
+        Implied(sp.Le(_lower, 1 / (1 + S)), "S <= m(I_mean + r) on the event"),
+        Implied(sp.Le(1 / (1 + S), _upper), "S >= m(I_mean − r) on the event, and S >= 0"),
         Implied(
             sp.And(sp.Le(_lower, typical_mean_field.expr), sp.Le(typical_mean_field.expr, _upper)),
             "r >= 0: the mean-field value lies in the band",
@@ -189,7 +189,7 @@ def _t13_proof() -> list[Step]:
 
 T13 = Claim(
     id="T13",
-    title="typical sets: the top weight lies in Bernstein's band around 1/(1 + (n−1)I)",
+    title="typical sets: the top weight lies in Bernstein's band around 1/(1 + (n−1)I_mean)",
     statement=sp.And(
         sp.Eq(_weight, 1 / (1 + S)),
         sp.Le(S, _m),
@@ -210,7 +210,7 @@ T13 = Claim(
     ],
     source=(
         "derived; the probability comes from Bernstein's inequality (cited premise, "
-        "Boucheron–Lugosi–Massart 2013, Thm 2.10): the event m(I − r) <= S <= m(I + r) "
+        "Boucheron–Lugosi–Massart 2013, Thm 2.10): the event m(I_mean − r) <= S <= m(I_mean + r) "
         "has probability >= 1 − η for i.i.d. terms in [0, b] with variance <= σ², here "
         "the n − 1 items below the top one, which are i.i.d. given the top item"
     ),

@@ -1439,6 +1439,41 @@ def test_a_name_the_printer_reads_as_a_constant_is_refused() -> None:
     )
 
 
+def test_a_real_symbol_named_I_cannot_deny_eulers_identity() -> None:
+    """Red team 6: a real symbol named I prints as the imaginary unit, so a statement
+    true for real I (e^{iπ} + 1 != 0) would read as the negation of Euler's identity."""
+    imaginary = sp.Symbol("I", real=True)
+    statement = sp.Ne(sp.exp(sp.pi * imaginary) + 1, 0, evaluate=False)
+    rejected(claim(statement, [Implied(statement, "")]), "'I' is a reserved name")
+
+
+@pytest.mark.parametrize("name", ["i", "e", "EulerGamma", "GoldenRatio", "Catalan"])
+def test_every_name_printed_as_a_number_is_refused(name: str) -> None:
+    """``name <= name`` is true, but a reader sees a number (the LaTeX of E and I is e, i)."""
+    number = sp.Symbol(name, real=True)
+    statement = sp.Le(number, number, evaluate=False)
+    rejected(claim(statement, [Implied(statement, "")]), f"{name!r} is a reserved name")
+
+
+def test_the_reserved_numbers_cover_every_constant_sympy_prints() -> None:
+    """Held against sympy itself: each constant it exports, as ``str`` prints it, is a
+    reserved name, and so are the LaTeX letters of E and I (e, i).  Catalan's LaTeX G
+    (like EulerGamma's gamma and GoldenRatio's phi) stays a name: those constants are
+    outside the term language and the letters are ordinary variables (T12's G)."""
+    constants = [
+        value
+        for name in dir(sp)
+        if isinstance(value := getattr(sp, name), sp.Basic)
+        and value.is_Atom
+        and not isinstance(value, sp.Symbol)
+    ]
+    assert len(constants) >= 10
+    printed = {str(c) for c in constants}
+    latex_letters = {sp.latex(c) for c in (sp.E, sp.I)}
+    missing = (printed | latex_letters) - terms.NUMBER_NAMES
+    assert not missing, missing
+
+
 def test_a_poisoned_assumption_cache_never_reaches_a_decider() -> None:
     """x's cached facts say positive: sympy would cancel Abs(x) - x; the kernel's deciders
     see only a dummy of their own for x."""

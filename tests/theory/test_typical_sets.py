@@ -69,8 +69,8 @@ FALSE_SIBLINGS = {
     "lower edge with n - 2 instead of n - 1": lambda: sp.Le(
         1 / (1 + (n - 2) * (mean + radius)), _weight()
     ),
-    "upper edge at I + r": lambda: sp.Le(_weight(), 1 / (1 + _m * (mean + radius))),
-    "lower edge at I − r": lambda: sp.Le(1 / (1 + _m * (mean - radius)), _weight()),
+    "upper edge at I_mean + r": lambda: sp.Le(_weight(), 1 / (1 + _m * (mean + radius))),
+    "lower edge at I_mean − r": lambda: sp.Le(1 / (1 + _m * (mean - radius)), _weight()),
     "tail bound η/2 at r": lambda: sp.Eq(_tail(), eta / 2),
 }
 

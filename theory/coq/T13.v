@@ -2,8 +2,8 @@
    Covers: the top weight is 1/(1 + S) with S = Σ exp(e_j − e_top) over the n − 1 others,
      0 <= S <= n − 1 when no other logit exceeds the top one, Bernstein's radius r (with
      L = ln(2/η)) solves (n−1) r² = L (2σ² + 2br/3) so the tail bound 2 exp(−q) at r is
-     exactly η, and wherever (n−1)(I − r) <= S <= (n−1)(I + r) the top weight and
-     1/(1 + (n−1) I) lie in [1/(1 + (n−1)(I + r)), 1/(1 + (n−1) max(I − r, 0))].
+     exactly η, and wherever (n−1)(I_mean − r) <= S <= (n−1)(I_mean + r) the top weight and
+     1/(1 + (n−1) I_mean) lie in [1/(1 + (n−1)(I_mean + r)), 1/(1 + (n−1) max(I_mean − r, 0))].
    Leaves out: the probability: that this event has probability >= 1 − η (Bernstein's
      inequality for i.i.d. terms in [0, b] with variance <= σ²) is the sympy claim's
      cited premise, not kernel-checked; no Coq library packaged for Debian's Coq 8.16
@@ -19,7 +19,7 @@ Proof. intros Hb Hab. apply frac_le; lra. Qed.
 Theorem T13 : T13_statement.
 Proof.
   unfold T13_statement.
-  intros I L S T b e_top eta n q r s2 l Hlen HS HT HL Hr Hq Hn Heta0 Heta1 Hs2 Hb HI
+  intros I_mean L S T b e_top eta n q r s2 l Hlen HS HT HL Hr Hq Hn Heta0 Heta1 Hs2 Hb HI
     Hlo Hhi Hmember.
   assert (Hm : 1 <= n - 1) by lra.
   (* every term exp(e_j − e_top) lies in (0, 1] *)
@@ -50,19 +50,19 @@ Proof.
     rewrite <- exp_plus. f_equal. ring. }
   assert (Hweight : exp e_top / (T + exp e_top) = 1 / (S + 1)).
   { rewrite HTS. pose proof (exp_pos e_top). assert (0 < exp e_top * S + exp e_top) by nra. field. split; lra. }
-  (* max(I − r, 0) (n − 1) <= S, and <= I (n − 1) *)
-  assert (Hmax : (n - 1) * Rmax 0 (I - r) <= S).
-  { unfold Rmax. destruct (Rle_dec 0 (I - r)); lra. }
-  assert (Hmax0 : 0 <= Rmax 0 (I - r)) by apply Rmax_l.
-  assert (HmaxI : Rmax 0 (I - r) <= I) by (apply Rmax_lub; lra).
+  (* max(I_mean − r, 0) (n − 1) <= S, and <= I_mean (n − 1) *)
+  assert (Hmax : (n - 1) * Rmax 0 (I_mean - r) <= S).
+  { unfold Rmax. destruct (Rle_dec 0 (I_mean - r)); lra. }
+  assert (Hmax0 : 0 <= Rmax 0 (I_mean - r)) by apply Rmax_l.
+  assert (HmaxI : Rmax 0 (I_mean - r) <= I_mean) by (apply Rmax_lub; lra).
   split; [| split; [| split; [| split; [| split; [| split]]]]].
   - exact HS1.
   - rewrite Hq', HL, exp_Ropp, exp_ln by (apply Rdiv_lt_0_compat; lra). field. lra.
   - exact Hweight.
   - rewrite Hweight. apply inv_one_plus_le; lra.
-  - replace (I * (n - 1)) with ((n - 1) * I) by ring.
+  - replace (I_mean * (n - 1)) with ((n - 1) * I_mean) by ring.
     apply inv_one_plus_le; nra.
   - rewrite Hweight. apply inv_one_plus_le; nra.
-  - replace (I * (n - 1)) with ((n - 1) * I) by ring.
+  - replace (I_mean * (n - 1)) with ((n - 1) * I_mean) by ring.
     apply inv_one_plus_le; nra.
 Qed.
