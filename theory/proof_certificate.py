@@ -9,7 +9,7 @@ A certificate (format version 3) lists every checked claim, cited claims first, 
   JSON tree of the kernel's term nodes;
 * ``hash``: the SHA-256 of ``content`` (canonical JSON), which is what a citing claim
   names;
-* the readable fields, ``id``, ``title``, ``statement`` and, per step, ``rule``,
+* the readable fields, ``id``, ``title``, ``statement``, ``assumptions`` and, per step, ``rule``,
   ``description`` and ``statement`` (the conclusion): each is *generated* from the
   content, and ``recheck`` generates it again and refuses a file where they differ;
 * the verdict as it was reached (verified or the problem, the witness check, per step
@@ -39,6 +39,7 @@ __all__ = [
     "CERTIFICATE_FORMAT",
     "FORMAT_VERSION",
     "build_certificate",
+    "readable_assumptions",
     "readable_steps",
     "tool_versions",
 ]
@@ -92,6 +93,12 @@ def _sub_steps(step: FrozenStep) -> tuple[FrozenStep, ...]:
                 if kind == "steps":
                     return tuple(step.inputs.get(name, ()))
     return ()
+
+
+def readable_assumptions(frozen: FrozenClaim) -> list[str]:
+    """The readable form of each assumption, generated from the frozen claim: a statement
+    is read under them, so a reader who sees it must see them too."""
+    return [readable_fact(assumption, frozen.naturals) for assumption in frozen.assumptions]
 
 
 def readable_steps(frozen: FrozenClaim, definitions: Definitions) -> list[dict[str, Any]]:
@@ -150,6 +157,7 @@ def _claim_record(result: ClaimResult) -> dict[str, Any]:
         "id": frozen.id,
         "title": frozen.title,
         "statement": readable_fact(frozen.statement, frozen.naturals),
+        "assumptions": readable_assumptions(frozen),
         "hash": result.content_hash,
         "verified": result.verified,
         "problem": result.problem,

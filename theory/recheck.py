@@ -59,6 +59,7 @@ from softmax_dispersion.theory.kernel import check_frozen
 from softmax_dispersion.theory.proof_certificate import (
     CERTIFICATE_FORMAT,
     FORMAT_VERSION,
+    readable_assumptions,
     readable_steps,
 )
 
@@ -232,7 +233,7 @@ def _entries(certificate: object) -> list[dict[str, Any]]:
     ids: set[object] = set()
     for number, entry in enumerate(entries, 1):
         _require(isinstance(entry, dict), f"claim {number} must be a record")
-        for key in ("id", "title", "statement", "hash", "content", "steps"):
+        for key in ("id", "title", "statement", "assumptions", "hash", "content", "steps"):
             _require(key in entry, f"claim {number} lacks {key!r}")
         # two claims of one id would report alike ("T99 re-verified" twice) and a reader
         # could not tell which statement a line is about (the content's id is the
@@ -295,11 +296,13 @@ def _readable_problem(entry: Mapping[str, Any], frozen: FrozenClaim) -> str | No
         ("id", frozen.id),
         ("title", frozen.title),
         ("statement", readable_fact(frozen.statement, frozen.naturals)),
+        ("assumptions", readable_assumptions(frozen)),
     ):
         if entry.get(key) != expected:
             return (
                 f"{frozen.id}: the readable {key} is not the content's "
-                f"(the file shows {str(entry.get(key))[:60]!r}, the content says {expected[:60]!r})"
+                f"(the file shows {str(entry.get(key))[:60]!r}, "
+                f"the content says {str(expected)[:60]!r})"
             )
     try:
         definitions = Definitions(frozen.definitions, decide=False)

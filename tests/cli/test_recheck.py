@@ -140,6 +140,9 @@ def test_an_edited_statement_with_its_hash_and_readable_text_still_fails(
         ("statement", "statement", "2/((n - 1)*c + 1) <= p_k"),
         ("title", "title", "a stronger bound than was checked"),
         ("id", "id", "T9"),
+        # an assumption hidden from the reader (T1's theta > 0 left out)
+        ("assumptions", "assumptions", ["n >= 1", "m <= e_k", "e_k <= M"]),
+        ("assumptions", "assumptions", []),
     ],
 )
 def test_an_edited_readable_field_is_refused(
@@ -148,9 +151,10 @@ def test_an_edited_readable_field_is_refused(
     capsys: pytest.CaptureFixture[str],
     where: str,
     field: str,
-    value: str,
+    value: str | list[str],
 ) -> None:
     edited, t1 = _edit(certificate, "T1")
+    assert t1[field] != value
     t1[field] = value
     assert main(["recheck", str(_write(tmp_path, edited))]) == 1
     line = _one_line(capsys)
