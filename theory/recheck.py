@@ -389,6 +389,10 @@ def recheck(
     problem = _readable_stage(entries, frozen_claims, deadline)
     if problem:
         return RecheckReport([], tools, refused=problem)
+    if certificate.get("verified") is not all(entry.get("verified") is True for entry in entries):
+        return RecheckReport(
+            [], tools, refused="the file's 'verified' is not what its claims record"
+        )
     fresh: dict[str, Any] = {} if registry is None else registry
     verdicts = _decide(entries, frozen_claims, step_budget_s, fresh, registry is not None, deadline)
     return RecheckReport(verdicts, tools)
@@ -442,6 +446,7 @@ def _decide(
                     )
             if not result.verified and (not problems or not result.steps):
                 problems.append(f"{frozen.id}: {result.problem}")
+            problems += _recorded_verdict_problems(entry, result, frozen.id)
             verdicts.append(
                 ClaimRecheck(
                     frozen.id,
@@ -455,6 +460,29 @@ def _decide(
     finally:
         _core.STEP_BUDGET_S[0] = previous
     return verdicts
+
+
+def _recorded_verdict_problems(entry: Mapping[str, Any], result: Any, name: str) -> list[str]:
+    """What the file records of the verdict, against the verdict reached again: a person
+    reads "verified", the witness line and each step's verdict in the file too, so none
+    may say other than what recheck decided (the times may differ)."""
+    problems = []
+    if entry.get("verified") is not result.verified:
+        recorded = {True: "verified", False: "failed"}.get(entry.get("verified"), "neither")
+        problems.append(f"{name}: the file records it as {recorded}, not as decided again")
+    if result.verified and entry.get("problem") != "":
+        problems.append(f"{name}: the file records a problem for a claim that verifies")
+    if result.verified and entry.get("witness") != result.witness:
+        problems.append(
+            f"{name}: the recorded witness line is not the witness check's "
+            f"(the file shows {str(entry.get('witness'))[:60]!r})"
+        )
+    steps = entry.get("steps")
+    records = steps if isinstance(steps, list) else []
+    for number, (record, outcome) in enumerate(zip(records, result.steps, strict=False), 1):
+        if isinstance(record, dict) and record.get("verified") is not outcome.verified:
+            problems.append(f"{name}, step {number}: the file records another verdict")
+    return problems
 
 
 def recheck_file(path: Path | str, *, step_budget_s: float | None = STEP_BUDGET_S) -> RecheckReport:

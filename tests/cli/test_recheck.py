@@ -161,6 +161,42 @@ def test_an_edited_readable_field_is_refused(
     assert f"the readable {where} is not the content's" in line
 
 
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda t1: t1.update(witness="every assumption holds at M = 5"), "witness line"),
+        (lambda t1: t1.update(problem="refuted by a counterexample"), "records a problem"),
+        (lambda t1: t1.update(verified=False), "records it as failed"),
+        (lambda t1: t1["steps"][1].update(verified=False), "step 2: the file records another"),
+    ],
+    ids=["witness", "problem", "verified", "step verdict"],
+)
+def test_a_recorded_verdict_other_than_the_decided_one_fails(
+    certificate: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    edit: Any,
+    message: str,
+) -> None:
+    """Red team 7: the verdict fields were informative, so a file could say a true claim
+    failed, or show a witness line that was not the check's, and still exit 0."""
+    edited, t1 = _edit(certificate, "T1")
+    edit(t1)
+    if t1["verified"] is False:
+        edited["verified"] = False  # the file's own summary agrees with its claim
+    assert main(["recheck", str(_write(tmp_path, edited))]) == 1
+    assert message in capsys.readouterr().out
+
+
+def test_a_summary_other_than_its_claims_is_refused(
+    certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edited, t1 = _edit(certificate, "T1")
+    t1["verified"] = False
+    assert main(["recheck", str(_write(tmp_path, edited))]) == 1
+    assert "the file's 'verified' is not what its claims record" in _one_line(capsys)
+
+
 def test_an_edited_step_statement_is_refused(
     certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
