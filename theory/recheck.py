@@ -468,7 +468,8 @@ def _recorded_verdict_problems(entry: Mapping[str, Any], result: Any, name: str)
     may say other than what recheck decided (the times may differ)."""
     problems = []
     if entry.get("verified") is not result.verified:
-        recorded = {True: "verified", False: "failed"}.get(entry.get("verified"), "neither")
+        shown = entry.get("verified")
+        recorded = "verified" if shown is True else "failed" if shown is False else "neither"
         problems.append(f"{name}: the file records it as {recorded}, not as decided again")
     if result.verified and entry.get("problem") != "":
         problems.append(f"{name}: the file records a problem for a claim that verifies")
