@@ -800,14 +800,16 @@ def _layout(claim: Claim, definitions: Sequence[Definition]) -> _Layout:
     plain = symbols - indices - naturals
     reals = tuple(sorted(plain, key=lambda s: (s.name, sp.default_sort_key(s))))
     names: dict[Any, str] = {}
-    for symbol in reals:
-        names[symbol] = coq_name(symbol, names.values())
     functions = tuple(sorted(kinds.items(), key=lambda item: str(item[0])))
-    for function, _ in functions:
-        names[function] = coq_name(function, names.values())
-    taken = set(names.values())
+    # A name renamed for Coq (ln is Coq's ln: ln_) never takes another name of the
+    # claim: a reader matching the two statements' names would pair the wrong ones.
+    own = {str(s.name) for s in (*plain, *indices, *naturals)} | {str(f.name) for f, _ in functions}
+    taken: set[str] = set()
+    for item in (*reals, *(f for f, _ in functions)):
+        names[item] = coq_name(item, taken | (own - {str(item.name)}))
+        taken.add(names[item])
     for symbol in sorted(indices | naturals, key=lambda s: s.name):
-        names[symbol] = coq_name(symbol, taken)
+        names[symbol] = coq_name(symbol, taken | (own - {str(symbol.name)}))
         taken.add(names[symbol])
     lists: list[tuple[Family, str]] = []
     for d in sums:

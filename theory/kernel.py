@@ -38,7 +38,9 @@ This module is the public import point of the kernel; the rules live in
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -274,6 +276,14 @@ def _run_steps(
     steps: Sequence[FrozenStep], context: Context
 ) -> tuple[list[StepResult], list[Term], bool]:
     """Check ``steps`` in order; each verified conclusion becomes a fact for the next."""
+    results, conclusions, ok, _ = _run_steps_to_end(steps, context)
+    return results, conclusions, ok
+
+
+def _run_steps_to_end(
+    steps: Sequence[FrozenStep], context: Context
+) -> tuple[list[StepResult], list[Term], bool, Context]:
+    """:func:`_run_steps`, and the context after the last step (what it has shown)."""
     results: list[StepResult] = []
     conclusions: list[Term] = []
     current = context
@@ -285,7 +295,7 @@ def _run_steps(
             rule = _RULES_BY_NAME.get(step.rule)
             shown = LOGIC[rule].proves_derivative if rule is not None else False
             current = current.with_facts([conclusion], [conclusion[2]] if shown else [])
-    return results, conclusions, all(r.verified for r in results)
+    return results, conclusions, all(r.verified for r in results), current
 
 
 def _failed_step(step: Step, problem: str, start: float) -> StepResult:
@@ -908,7 +918,42 @@ def _names_problem(frozen: FrozenClaim) -> str | None:
     both = sorted(symbols & functions)
     if both:
         return f"the name {both[0]} is both a symbol and a function in {frozen.id}"
+    return _display_clash(symbols | functions, frozen.id)
+
+
+def _display_clash(names: set[str], claim_id: str) -> str | None:
+    """Two names of one claim that sympy's LaTeX or unicode printer shows alike (``a1``
+    and ``a_1`` are both a₁, ``lamda`` and ``lambda`` both λ, ``Alpha`` and ``A`` both
+    A): the docs and a terminal would show one name where the kernel read two; or one
+    name shown as a number (``Epsilon`` is a capital epsilon, which looks like E)."""
+    for printer in (_latex_name, _pretty_name):
+        seen: dict[str, str] = {}
+        for name in sorted(names):
+            shown = printer(name)
+            if shown in terms.NUMBER_NAMES and name != shown:
+                return f"the name {name} of {claim_id} prints as {shown!r}, a number"
+            if shown in seen:
+                return (
+                    f"the names {seen[shown]} and {name} of {claim_id} print alike "
+                    f"({shown!r}): rename one"
+                )
+            seen[shown] = name
     return None
+
+
+# Greek letters sympy prints with a Latin letter's shape (upright capitals in LaTeX).
+_LOOK_ALIKES = str.maketrans("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧο", "ABEZHIKMNOPTYXo")
+
+
+@functools.lru_cache(maxsize=4096)
+def _latex_name(name: str) -> str:
+    shown = "".join(sp.latex(sp.Symbol(name)).split())
+    return re.sub(r"\\mathrm\{([A-Za-z]+)\}", r"\1", shown)
+
+
+@functools.lru_cache(maxsize=4096)
+def _pretty_name(name: str) -> str:
+    return "".join(sp.pretty(sp.Symbol(name), use_unicode=True).split()).translate(_LOOK_ALIKES)
 
 
 def _verdict(
@@ -949,7 +994,7 @@ def _verdict(
         naturals=frozenset(frozen.naturals),
         citations=_citations(frozen, registry),
     )
-    results, conclusions, ok = _run_steps(frozen.steps, context)
+    results, conclusions, ok, end = _run_steps_to_end(frozen.steps, context)
     if not frozen.steps:
         problems.append("the proof has no steps")
     elif not ok:
@@ -957,7 +1002,25 @@ def _verdict(
         problems.append(f"a step failed ({failed.description})")
     elif terms.canonical(conclusions[-1]) != terms.canonical(frozen.statement):
         problems.append("the last step does not conclude the statement")
+    else:
+        problems += _derivatives_not_shown(frozen.statement, end.differentiable)
     return not problems, "; ".join(problems), results, witness, definitions
+
+
+def _derivatives_not_shown(statement: Term, shown: frozenset[Term]) -> list[str]:
+    """An equation of a derivative in the statement says the derivative exists (as a
+    reader reads ``f'(x) = g``, and as Coq prints it: ``is_derive``); only a derivative
+    rule shows that.  Facts about a derivative otherwise hold of it as of any number."""
+    for node in terms.walk(statement):
+        if node[0] != "eq":
+            continue
+        for side in node.children:
+            if side[0] == "der" and terms.canonical(side) not in shown:
+                return [
+                    f"the statement equates {terms.show(side)} with a value, which says it "
+                    "exists, but no derivative rule (Differentiate, SumDerivative) shows it"
+                ]
+    return []
 
 
 def _structure(frozen: FrozenClaim, definitions: Definitions) -> None:

@@ -38,8 +38,9 @@ For example:
 from __future__ import annotations
 
 import json
+import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -166,6 +167,15 @@ def _no_constant(text: str) -> Any:
     raise CertificateFormatError(f"{text} is not JSON data a certificate holds")
 
 
+def _finite(text: str) -> float:
+    """A JSON number with a fraction or an exponent; ``1e400`` (an infinity once read) is
+    refused like the literal ``Infinity``."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise CertificateFormatError(f"{text[:40]} is not a finite number")
+    return value
+
+
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object; a key given twice is refused (a reader of the text would see the
     first, a parser keeps the last: what a person reads must be what is checked)."""
@@ -186,7 +196,11 @@ def load(text: str) -> Any:
     """
     try:
         return json.loads(
-            text, parse_int=_integer, parse_constant=_no_constant, object_pairs_hook=_pairs
+            text,
+            parse_int=_integer,
+            parse_float=_finite,
+            parse_constant=_no_constant,
+            object_pairs_hook=_pairs,
         )
     except CertificateFormatError:
         raise
@@ -226,6 +240,12 @@ def _entries(certificate: object) -> list[dict[str, Any]]:
         f"format version {str(version)[:20]}, not {FORMAT_VERSION}",
     )
     _require(_depth_ok(certificate, 260), "the JSON is nested too deep")
+    _only_known_fields(certificate, TOP_FIELDS, "the certificate")
+    tools = certificate.get("tools", {})
+    _require(
+        isinstance(tools, dict) and all(isinstance(v, str) for v in tools.values()),
+        "its tools are a record of versions (text)",
+    )
     entries = certificate.get("claims")
     _require(isinstance(entries, list) and bool(entries), "a certificate lists its claims")
     assert isinstance(entries, list)
@@ -233,6 +253,11 @@ def _entries(certificate: object) -> list[dict[str, Any]]:
     ids: set[object] = set()
     for number, entry in enumerate(entries, 1):
         _require(isinstance(entry, dict), f"claim {number} must be a record")
+        _only_known_fields(entry, CLAIM_FIELDS, f"claim {number}")
+        _require(
+            _is_seconds(entry.get("seconds", 0)),
+            f"claim {number}: its time must be seconds, 0 or more",
+        )
         for key in ("id", "title", "statement", "assumptions", "hash", "content", "steps"):
             _require(key in entry, f"claim {number} lacks {key!r}")
         # two claims of one id would report alike ("T99 re-verified" twice) and a reader
@@ -247,6 +272,34 @@ def _entries(certificate: object) -> list[dict[str, Any]]:
         _require(isinstance(entry["content"], dict), f"claim {number}: its content is a record")
         _require(isinstance(entry["steps"], list), f"claim {number}: its steps are a list")
     return entries
+
+
+TOP_FIELDS = frozenset({"format", "format_version", "created", "tools", "verified", "claims"})
+"""Every field a certificate has; any other is refused (a field a person reads, such as a
+key that looks like ``statement`` but holds a zero-width space, would be checked by
+nothing)."""
+CLAIM_FIELDS = frozenset(
+    {"id", "title", "statement", "assumptions", "hash", "verified", "problem", "witness"}
+    | {"seconds", "content", "steps"}
+)
+"""Every field of a claim's record."""
+STEP_FIELDS = frozenset(
+    {"rule", "description", "statement", "method", "verdict", "verified", "detail"}
+    | {"seconds", "substeps"}
+)
+"""Every field of a step's record."""
+
+
+def _is_seconds(value: object) -> bool:
+    """A recorded time: a number of seconds, 0 or more (a person reads it too)."""
+    return type(value) in (int, float) and 0 <= value < 1e9  # type: ignore[operator]
+
+
+def _only_known_fields(record: Mapping[str, Any], known: frozenset[str], where: str) -> None:
+    unknown = sorted(set(record) - known)
+    if unknown:
+        shown = unknown[0].encode("unicode_escape").decode("ascii")[:40]
+        raise CertificateFormatError(f"{where} has a field the format does not: '{shown}'")
 
 
 def _label(entry: Mapping[str, Any], number: int) -> str:
@@ -275,6 +328,12 @@ def _readable_steps_problem(
     for number, (record, expected) in enumerate(zip(shown, generated, strict=True), 1):
         if not isinstance(record, dict):
             return f"{where}, step {number}: not a record"
+        if not _is_seconds(record.get("seconds", 0)):
+            return f"{where}, step {number}: its time is not seconds, 0 or more"
+        unknown = sorted(set(record) - STEP_FIELDS)
+        if unknown:
+            shown = unknown[0].encode("unicode_escape").decode("ascii")[:40]
+            return f"{where}, step {number}: a field the format does not have: '{shown}'"
         for key in ("rule", "description", "statement", "method"):
             if record.get(key) != expected[key]:
                 return (
@@ -478,11 +537,23 @@ def _recorded_verdict_problems(entry: Mapping[str, Any], result: Any, name: str)
             f"{name}: the recorded witness line is not the witness check's "
             f"(the file shows {str(entry.get('witness'))[:60]!r})"
         )
-    steps = entry.get("steps")
-    records = steps if isinstance(steps, list) else []
-    for number, (record, outcome) in enumerate(zip(records, result.steps, strict=False), 1):
-        if isinstance(record, dict) and record.get("verified") is not outcome.verified:
-            problems.append(f"{name}, step {number}: the file records another verdict")
+    return problems + _recorded_step_problems(entry.get("steps"), result.steps, name)
+
+
+def _recorded_step_problems(records: object, outcomes: Sequence[Any], where: str) -> list[str]:
+    """Each step's recorded ``verified`` and ``verdict`` (sub-steps too) against the
+    decision (the readable stage has matched the records to the steps)."""
+    problems: list[str] = []
+    shown = records if isinstance(records, list) else []
+    for number, (record, outcome) in enumerate(zip(shown, outcomes, strict=False), 1):
+        if not isinstance(record, dict):
+            continue
+        verdict = "verified" if outcome.verified else "failed"
+        if record.get("verified") is not outcome.verified or record.get("verdict") != verdict:
+            problems.append(f"{where}, step {number}: the file records another verdict")
+        problems += _recorded_step_problems(
+            record.get("substeps"), outcome.substeps, f"{where}, step {number}"
+        )
     return problems
 
 

@@ -256,6 +256,9 @@ def _check_name(name: object, what: str) -> str:
         "identifier (a letter, then letters, digits, underscores)",
     )
     _need(name not in RESERVED_NAMES, f"{what}: {name!r} is a reserved name")
+    # sympy's LaTeX and unicode printers read a double underscore as a superscript:
+    # x__2 would show as x², a power
+    _need("__" not in name, f"{what}: {name!r} holds '__', which prints as a superscript")
     return name
 
 

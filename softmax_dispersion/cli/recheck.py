@@ -36,6 +36,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Re-decide the certificate; exit 1 when a claim or a step does not re-verify."""
+    from softmax_dispersion.theory.proof_certificate import tool_versions
     from softmax_dispersion.theory.recheck import CertificateFormatError, recheck_file
 
     path: Path = args.file
@@ -59,7 +60,10 @@ def run(args: argparse.Namespace) -> int:
                 {"id": c.id, "hash": c.hash, "verified": c.verified, "problems": c.problems}
                 for c in report.claims
             ],
-            "tools": report.tools,
+            # the versions this recheck ran on, and apart from them what the file says
+            # its certificate was made with (a claim, not checked)
+            "tools": tool_versions(),
+            "recorded_tools": report.tools,
         }
         print(json.dumps(record, indent=2))
     else:

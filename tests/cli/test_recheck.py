@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sympy as sp
 
 from softmax_dispersion.cli import main
 from softmax_dispersion.theory import CLAIM_MODULES, all_claims
@@ -186,6 +187,75 @@ def test_a_recorded_verdict_other_than_the_decided_one_fails(
         edited["verified"] = False  # the file's own summary agrees with its claim
     assert main(["recheck", str(_write(tmp_path, edited))]) == 1
     assert message in capsys.readouterr().out
+
+
+def _zero_width(key: str) -> str:
+    return key + "\u200b"
+
+
+@pytest.mark.parametrize(
+    ("edit", "code", "message"),
+    [
+        # a key that looks like 'statement' holding another statement (red team 8)
+        (lambda c, t1: t1.update({_zero_width("statement"): "x >= 3"}), 2, "statement\\u200b"),
+        (lambda c, t1: t1.update({"assumptions ": []}), 2, "'assumptions '"),
+        (lambda c, t1: c.update({_zero_width("verified"): False}), 2, "verified\\u200b"),
+        (lambda c, t1: t1.update(coq="kernel-checked"), 2, "'coq'"),
+        (lambda c, t1: t1["steps"][0].update(checked_by="Coq"), 1, "'checked_by'"),
+        (lambda c, t1: t1["steps"][0].update(verdict="failed"), 1, "another verdict"),
+        (lambda c, t1: t1.update(seconds=-1), 2, "seconds, 0 or more"),
+        (lambda c, t1: c.update(tools=["sympy 9.9"]), 2, "record of versions"),
+    ],
+    ids=[
+        "zero-width",
+        "trailing space",
+        "top-level",
+        "extra",
+        "step extra",
+        "verdict",
+        "time",
+        "tools",
+    ],
+)
+def test_a_field_no_check_reads_is_refused(
+    certificate: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    edit: Any,
+    code: int,
+    message: str,
+) -> None:
+    """Red team 8: fields outside the format were ignored, so a viewer could show a
+    'statement' (with a zero-width space) or a 'verified' nothing checked."""
+    edited, t1 = _edit(certificate, "T1")
+    edit(edited, t1)
+    assert main(["recheck", str(_write(tmp_path, edited))]) == code
+    output = capsys.readouterr()
+    assert message in output.out + output.err
+
+
+def test_an_infinite_number_is_refused(
+    certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """1e400 is read as an infinity: refused like the literal Infinity (red team 8)."""
+    path = tmp_path / "infinite.json"
+    edited, t1 = _edit(certificate, "T1")
+    t1["seconds"] = 12345.5
+    path.write_text(json.dumps(edited).replace("12345.5", "1e400"))
+    assert main(["recheck", str(path)]) == 2
+    assert "1e400 is not a finite number" in capsys.readouterr().err
+
+
+def test_recheck_json_reports_its_own_tools_apart_from_the_files(
+    certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Red team 8: a file's 'sympy': '9.9' was printed as the tools of the recheck."""
+    edited, _ = _edit(certificate, "T1")
+    edited["tools"] = {**edited["tools"], "sympy": "9.9"}
+    assert main(["recheck", "--json", str(_write(tmp_path, edited))]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["recorded_tools"]["sympy"] == "9.9"
+    assert record["tools"]["sympy"] == sp.__version__
 
 
 def test_a_summary_other_than_its_claims_is_refused(

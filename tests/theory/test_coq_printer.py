@@ -396,3 +396,24 @@ def test_a_symbol_defined_twice_is_refused() -> None:
 
 def mismatches_of(claim: object) -> list[str]:
     return statement_mismatches(claim, coq_statement(claim))  # type: ignore[arg-type]
+
+
+def test_a_name_renamed_for_coq_never_takes_another_name_of_the_claim() -> None:
+    """Red team 8: ln (Coq's ln) became ln_ while the claim's own ln_ became ln_2, so
+    'ln > ln_ + 1' printed as 'ln_2 > ln_ + 1'."""
+    from softmax_dispersion.theory.kernel import Claim, Implied
+
+    ln, ln_ = sp.Symbol("ln", real=True), sp.Symbol("ln_", real=True)
+    statement = sp.Gt(ln, ln_ + 1)
+    claim = Claim(
+        id="T99",
+        title="a renamed name",
+        statement=statement,
+        assumptions=[statement],
+        source="red team",
+        proof=lambda: [Implied(statement, "")],
+        witness={ln: 2, ln_: 0},
+    )
+    text = coq_statement(claim)
+    assert "ln_ + 1" in text and "forall ln_2 ln_ : R" in text, text
+    assert "ln_2 > ln_ + 1" in text  # ln is ln_2; ln_ keeps its own name

@@ -1474,6 +1474,61 @@ def test_the_reserved_numbers_cover_every_constant_sympy_prints() -> None:
     assert not missing, missing
 
 
+# Red team 8: an equation of a derivative reads (and prints in Coq, is_derive) as saying
+# the derivative exists; facts about a derivative's value never show that.
+_f = sp.Function("f", real=True)
+_slope = sp.Derivative(_f(x), x)
+
+
+def test_a_derivative_squeezed_to_zero_does_not_exist_for_that() -> None:
+    """f'(x) <= 0 and f'(x) >= 0 give f'(x) = 0 only as numbers: a step function has
+    Coquelicot's Derive 0 at its jump and no derivative there."""
+    statement = sp.Eq(_slope, 0)
+    rejected(
+        claim(statement, [Implied(statement, "")], [sp.Le(_slope, 0), sp.Ge(_slope, 0)]),
+        "which says it exists, but no derivative rule",
+    )
+
+
+def test_trichotomy_of_a_derivative_is_not_differentiability() -> None:
+    statement = sp.Or(sp.Eq(_slope, 1), sp.Gt(_slope, 1), sp.Lt(_slope, 1))
+    rejected(claim(statement, [Implied(statement, "")]), "which says it exists")
+
+
+@pytest.mark.parametrize(
+    ("first", "second"), [("a1", "a_1"), ("lamda", "lambda"), ("Alpha", "A"), ("omicron", "o")]
+)
+def test_two_names_printed_alike_are_refused(first: str, second: str) -> None:
+    """Red team 8: a1 and a_1 both print a_{1} in LaTeX, a₁ in unicode; 'a1 > a_1' under
+    'a1 = a_1 + 1' read 'a₁ > a₁' under 'a₁ = a₁ + 1'."""
+    one, two = sp.Symbol(first, real=True), sp.Symbol(second, real=True)
+    statement = sp.Gt(one, two, evaluate=False)
+    rejected(
+        claim(statement, [Implied(statement, "")], [sp.Eq(one, two + 1)], witness={one: 1, two: 0}),
+        "print alike",
+        first,
+        second,
+    )
+
+
+@pytest.mark.parametrize(("name", "shown"), [("Epsilon", "E"), ("Iota", "I")])
+def test_a_greek_capital_printed_as_a_number_is_refused(name: str, shown: str) -> None:
+    """A capital epsilon prints like E (Euler's number), a capital iota like I."""
+    letter = sp.Symbol(name, real=True)
+    statement = sp.Le(letter, letter, evaluate=False)
+    rejected(claim(statement, [Implied(statement, "")]), f"prints as {shown!r}, a number")
+
+
+def test_a_double_underscore_name_is_refused() -> None:
+    """x__2 prints as x² in LaTeX and unicode: 'x__2 < x**2' under 'x__2 = x**2 - 1'."""
+    squared = sp.Symbol("x__2", real=True)
+    statement = sp.Lt(squared, x**2)
+    rejected(
+        claim(statement, [Implied(statement, "")], [sp.Eq(squared, x**2 - 1)]),
+        "'x__2' holds '__', which prints as a superscript",
+    )
+
+
 def test_a_poisoned_assumption_cache_never_reaches_a_decider() -> None:
     """x's cached facts say positive: sympy would cancel Abs(x) - x; the kernel's deciders
     see only a dummy of their own for x."""
