@@ -170,6 +170,23 @@ empirical.section_config = lambda: preset(
     test_sets=32, gap_sizes=(16, 64), gap_sets=2, adversarial_sizes=(16, 256),
 )
 experiment.choose_threads = lambda requested=None: 1
+import os, signal
+trigger = os.environ.get("INTERRUPT_AFTER")
+if trigger:
+    # Ctrl-C the moment the line is logged: a parent reading the pipe could see it only
+    # after a quick job had finished (a loaded machine), and the signal came too late.
+    class Tripwire:
+        def __init__(self, stream):
+            self.stream = stream
+        def write(self, text):
+            written = self.stream.write(text)
+            if trigger in text:
+                self.stream.flush()
+                os.kill(os.getpid(), signal.SIGINT)
+            return written
+        def __getattr__(self, name):
+            return getattr(self.stream, name)
+    sys.stderr = Tripwire(sys.stderr)
 from softmax_dispersion.cli import main
 sys.exit(main(sys.argv[1:]))
 """
@@ -180,27 +197,28 @@ and the threads chosen from it (``steps_per_second`` too, and the times in the t
 
 
 def _reproduce_in_a_child(out: Path, interrupt_after: str | None = None) -> tuple[int, str, str]:
-    """Run the small job; with ``interrupt_after``, send SIGINT once that line is logged.
+    """Run the small job; with ``interrupt_after``, it gets SIGINT (sent by itself) the
+    moment it logs that line.
 
     Returns the exit status, standard output and standard error."""
-    import signal
+    import os
     import subprocess
     import sys
 
     command = [sys.executable, "-c", SMALL_JOB, "reproduce", "--out", str(out)]
     command += ["--sections", "numerics,empirical"]
     printed = out.with_name(out.name + ".stdout")
-    lines = []
+    env = {k: v for k, v in os.environ.items() if k != "INTERRUPT_AFTER"}
+    if interrupt_after is not None:
+        env["INTERRUPT_AFTER"] = interrupt_after
     with (
         printed.open("w") as stdout,
-        subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE, text=True) as child,
+        subprocess.Popen(
+            command, stdout=stdout, stderr=subprocess.PIPE, text=True, env=env
+        ) as child,
     ):
         assert child.stderr is not None
-        for line in child.stderr:
-            lines.append(line)
-            if interrupt_after is not None and interrupt_after in line:
-                child.send_signal(signal.SIGINT)
-                interrupt_after = None
+        lines = list(child.stderr)
     return child.returncode, printed.read_text(), "".join(lines)
 
 
