@@ -14,7 +14,9 @@
    enumeration of every token × position × token type, later layers by boxes; the best
    triple of each layer-0 head is run through the model as a sequence of tokens;
 6. search token sequences for each head's largest spread
-   (:mod:`~softmax_dispersion.empirical.pretrained.search`);
+   (:mod:`~softmax_dispersion.empirical.pretrained.search`), from its own starts and
+   from the inputs measured in step 4, with the time going to the heads weakest against
+   the random inputs;
 7. hold every spread found to the certificates and write ``heads.json``,
    ``measurements.json``, ``report.md`` and ``figures/`` into the run folder.
 
