@@ -197,8 +197,12 @@ def pretrained_numbers(folder: Path) -> dict[str, str]:
     out["pre_search_budget_s"] = f"{search['seconds_budget']:.0f}"
     out["pre_search_evaluated"] = str(search["evaluated"])
     out["pre_search_rounds"] = str(search["rounds"])
+    out["pre_search_refine_rounds"] = str(search["refine_rounds"])
     out["pre_beats_random"] = str(
         sum(r["search_delta"] > r["measured_max_by_input"]["random"] for r in heads)
+    )
+    out["pre_search_margin"] = (
+        f"{min(r['search_delta'] / r['measured_max_by_input']['random'] for r in heads):.3f}"
     )
     out["pre_heads"] = str(len(heads))
     for layer, head in ((0, 2), (5, 11)):

@@ -250,12 +250,21 @@ def _reading(result: Mapping[str, Any], measurements: Mapping[str, Any]) -> list
             )
     search = result["search"]
     beats = sum(r["search_delta"] > r["measured_max_by_input"]["random"] for r in heads)
+    margin = min(r["search_delta"] / r["measured_max_by_input"]["random"] for r in heads)
+    refine = search.get("refine_rounds")
     lines += [
         f"- **The search.** In {search['seconds']:.0f} s ({search['evaluated']} sequences, "
-        f"{search['rounds']} rounds of gradient-guided swaps) it found a larger spread than "
-        f"every random sequence in {beats} of {len(heads)} heads; its stages: "
-        + ", ".join(search["stages"])
-        + ".",
+        f"{search['rounds']} rounds of gradient-guided swaps at n = 32"
+        + (
+            f", then {refine} rounds on the heads weakest against the random inputs, each "
+            "from the best sequence it knows (its own or one of the inputs above, at its "
+            "length)"
+            if refine is not None
+            else ""
+        )
+        + f") it found a larger spread than every random sequence in {beats} of "
+        f"{len(heads)} heads (the smallest ratio search / random: {margin:.4f}); its "
+        "stages: " + ", ".join(search["stages"]) + ".",
         f"- **On real text, T1 binds.** At n = {last} the median row's T1 bound is "
         f"{np.median(bound):.2f} over all heads (per layer "
         + ", ".join(f"{np.median(bound[i]):.2f}" for i in range(bound.shape[0]))
@@ -346,7 +355,8 @@ def render_markdown(result: Mapping[str, Any], measurements: Mapping[str, Any]) 
         "it over the set named (above); n*(½) = 1 + exp(bound) (T4 at ε = ½). 'best found': "
         "the largest spread the model produced on a sequence of tokens, and where; 'ratio': "
         "the certificate over tokens divided by it (the bracket's width). 'random' and "
-        "'search': the largest spread of random sequences and of the search alone. "
+        "'search': the largest spread of random sequences and of the sequences the search "
+        "made (it may start from the measured inputs, which do not count as found by it). "
         "'T1 < ½ at': the smallest n measured at which the head's median text row has T1 "
         "bound below ½.",
         "",

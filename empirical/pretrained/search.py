@@ -11,19 +11,33 @@ budget:
 4. **gradient-guided swaps** (as in greedy coordinate gradient searches): for every head,
    the gradient of its largest row spread with respect to the one-hot tokens of its best
    sequence of that length (through the embedding: ``(e_v − e_now)·∇``) ranks, per position, the
-   ``top_k`` tokens whose swap raises the spread most to first order; ``swaps``
-   single-token swaps drawn from those (positions in proportion to their best gain) are
-   run through the model (all heads of a layer in one batch, each forward pass stopped at
-   that layer) and every head keeps the best sequence found.
+   ``top_k`` tokens other than the one there whose swap raises the spread most to first
+   order; ``swaps`` single-token swaps drawn from those (positions in proportion to their
+   best gain) are run through the model (all heads of a layer in one batch, each forward
+   pass stopped at that layer) and every head keeps the best sequence found;
+5. **gradient from the best** (the last ``refine_share`` of the time left): the same swaps,
+   each round for the ``refine_heads`` heads whose best spread found is the smallest
+   multiple of their *reference* (given, or by default the largest spread of the plain
+   sequences the search was given as ``starts`` and of its own random starts; the probe
+   gives its random inputs' spreads), each from the best sequence it knows — its own or
+   a start (the probe's text, repeated and random inputs) — whatever its length (up to 512;
+   heads of one layer and one length share a batch, with fewer swaps the longer the
+   sequence).  Spreads grow with the length (more keys to be extreme), so a head whose
+   best plain sequence is long can only be beaten near that length; and the time goes
+   where the search is weakest against what plain tokens reach.
 
 A head's spread on a sequence is its largest row spread ``max_rows (max e − min e)``
-over every position.  Every sequence evaluated is offered to every head.  Nothing here
-is certified: the search gives lower ends of brackets.
+over every position.  Every sequence evaluated is offered to every head; the ``starts``
+are not (they are the baseline the search is held to, and only its own sequences count
+as found by it), and every swap changes a token, so a head beats its reference only with
+a sequence the search made.  Nothing here is certified: the search gives lower ends of
+brackets.
 """
 
 from __future__ import annotations
 
 import time
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -60,17 +74,35 @@ class SearchConfig:
     length, the pool each head's swaps start from (its best sequence there)."""
     top_k: int = 16
     swaps: int = 12
+    """Swaps per head and round at the gradient stage's length; at a longer length ``n``
+    ``swaps·gradient_length/n`` (the same tokens), at least ``least_swaps``."""
+    least_swaps: int = 4
     rounds: int = 40
+    """Rounds of each gradient stage at most."""
+    refine_share: float = 0.5
+    """The share of the time left after the first gradient round that goes to the
+    weakest heads' best sequences (stage 5)."""
+    refine_heads: int = 6
+    """Heads per round of stage 5."""
     seed: int = 0
 
     def __post_init__(self) -> None:
         if self.seconds < 0 or self.rounds < 0:
             raise ValueError("seconds and rounds must be >= 0")
+        if not 0 <= self.refine_share <= 1:
+            raise ValueError("refine_share must lie in [0, 1]")
         if any(not 3 <= n <= 512 for n in self.repeat_lengths) or not (
             3 <= self.gradient_length <= 512
         ):
             raise ValueError("search lengths must lie in 3..512")
-        for name in ("repeat_tokens", "pair_tokens", "top_k", "swaps"):
+        for name in (
+            "repeat_tokens",
+            "pair_tokens",
+            "top_k",
+            "swaps",
+            "least_swaps",
+            "refine_heads",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
 
@@ -89,8 +121,12 @@ class SearchResult:
     """Per head, the stage that found it."""
     by_stage: dict[str, np.ndarray] = field(default_factory=dict)
     """Per stage, ``[layers, heads]``: the best spread that stage alone found."""
+    reference: np.ndarray | None = None
+    """``[layers, heads]``: the spreads stage 5 holds each head to (by default the largest
+    spread of the plain sequences: the starts given and the search's random starts)."""
     evaluated: int = 0
     rounds: int = 0
+    refine_rounds: int = 0
     seconds: float = 0.0
 
     def offer(
@@ -115,6 +151,19 @@ class SearchResult:
             self.sequences[layer][head] = np.asarray(sequences[i]).copy()
             self.token_types[layer][head] = np.asarray(types[i]).copy()
             self.stage[layer][head] = stage
+
+
+def _best_of(pool: Sequence[_Pool]) -> dict[tuple[int, int], tuple[np.ndarray, np.ndarray, float]]:
+    """Per head ``(layer, head)``: the sequence, types and spread of its best in ``pool``
+    (sequences of any lengths)."""
+    best: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, float]] = {}
+    for sequences, types, spreads in pool:
+        winner = spreads.argmax(axis=0)
+        for (layer, head), i in np.ndenumerate(winner):
+            value = float(spreads[i, layer, head])
+            if (layer, head) not in best or value > best[(layer, head)][2]:
+                best[(layer, head)] = (sequences[i], types[i], value)
+    return best
 
 
 def head_spreads(
@@ -220,8 +269,19 @@ class TokenSearch:
         self,
         result: SearchResult | None = None,
         seeds: Sequence[tuple[str, np.ndarray, np.ndarray]] = (),
+        starts: Sequence[_Pool] = (),
+        reference: np.ndarray | None = None,
     ) -> SearchResult:
-        """Search every head; ``seeds`` (stage, sequences, types) are offered first."""
+        """Search every head.
+
+        ``seeds`` (stage, sequences, types) are offered first, as found by that stage.
+        ``starts`` (sequences, types, spreads ``[count, layers, heads]``) are plain
+        sequences already measured (the probe's inputs): the gradient stages may start
+        from them and are held to them, but they are not offered (a head's result is
+        what the search itself found).  ``reference`` (``[layers, heads]``) is what each
+        head is held to in stage 5; the largest spread of the starts and of the search's
+        own random starts when None.
+        """
         clock = time.perf_counter()
         deadline = clock + self.config.seconds
         rng = np.random.default_rng(self.config.seed)
@@ -242,8 +302,16 @@ class TokenSearch:
         try:
             pool = self._repeated(result, deadline)
             if time.perf_counter() < deadline:
-                pool.append(self._random_starts(result, rng))
-                self._gradient(result, rng, deadline, pool)
+                own = self._random_starts(result, rng)
+                plain = [*starts, own]
+                result.reference = (
+                    np.max([p[2].max(axis=0) for p in plain], axis=0)
+                    if reference is None
+                    else np.asarray(reference, dtype=np.float64)
+                )
+                n = self.config.gradient_length
+                pool += [own, *(p for p in starts if p[0].shape[1] == n)]
+                self._gradient(result, rng, deadline, pool, plain)
         finally:
             for p, flag in zip(parameters, needed, strict=True):
                 p.requires_grad_(flag)
@@ -310,73 +378,131 @@ class TokenSearch:
         self.log(f"search: {len(pairs)} two-token sequences at n = {n}")
         return sequences, types, spreads
 
+    def _searched_layers(self) -> list[int]:
+        layers = self.config.layers
+        return list(range(self.layers)) if layers is None else list(layers)
+
     def _gradient(
         self,
         result: SearchResult,
         rng: np.random.Generator,
         deadline: float,
         pool: list[_Pool],
+        plain: list[_Pool],
     ) -> None:
+        """Stage 4 (every head at the gradient stage's length), then stage 5 (the weakest
+        heads, each from the best sequence it knows)."""
         config = self.config
         n = config.gradient_length
-        sequences = np.concatenate([p[0] for p in pool])
-        kinds = np.concatenate([p[1] for p in pool])
-        spreads = np.concatenate([p[2] for p in pool])
-        best = spreads.argmax(axis=0)  # [layers, heads]
-        current = {
-            (layer, head): (sequences[best[layer, head]], kinds[best[layer, head]])
-            for layer in range(self.layers)
-            for head in range(self.heads)
-        }
-        scores = {key: float(spreads[best[key], key[0], key[1]]) for key in current}
+        current = _best_of(pool)
+        scores = {key: value[2] for key, value in current.items()}
+        split: float | None = None
         for _ in range(config.rounds):
-            if time.perf_counter() > deadline:
+            if time.perf_counter() > (deadline if split is None else split):
                 break
-            for layer in config.layers if config.layers is not None else range(self.layers):
+            for layer in self._searched_layers():
                 if time.perf_counter() > deadline:
                     break
                 keys = [(layer, h) for h in range(self.heads)]
-                ids = torch.as_tensor(np.stack([current[k][0] for k in keys]))
-                token_types = torch.as_tensor(np.stack([current[k][1] for k in keys]))
-                embeds = self.embedding[ids].clone().requires_grad_(True)
-                logits = _truncated_logits(self.model, embeds, token_types, layer)[layer]
-                objective = _spread(logits)[torch.arange(self.heads), torch.arange(self.heads)]
-                objective.sum().backward()  # type: ignore[no-untyped-call]
-                assert embeds.grad is not None
-                with torch.no_grad():
-                    # First-order gain of putting token v at a position: (e_v − e_now)·∇.
-                    gain = embeds.grad @ self.embedding.T  # [heads, n, V]
-                    gain -= (embeds.grad * embeds).sum(-1, keepdim=True)
-                    top = gain.topk(config.top_k, dim=-1)
-                tokens_top = top.indices.numpy()  # [heads, n, k]
-                weight = np.maximum(top.values[..., 0].numpy(), 0.0) + 1e-12  # [heads, n]
-                objective = objective.detach()
-                for h, key in enumerate(keys):
-                    scores[key] = max(scores[key], float(objective[h]))
-                candidates, candidate_types, owners = [], [], []
-                for h, key in enumerate(keys):
-                    sequence, types = current[key]
-                    chance = weight[h] / weight[h].sum()
-                    for _ in range(config.swaps):
-                        position = int(rng.choice(n, p=chance))
-                        mutant = sequence.copy()
-                        mutant[position] = tokens_top[h, position, int(rng.integers(config.top_k))]
-                        candidates.append(mutant)
-                        candidate_types.append(types)
-                        owners.append(h)
-                batch = np.stack(candidates)
-                batch_types = np.stack(candidate_types)
-                spreads = self._evaluate_upto(batch, batch_types, layer)
-                result.offer("gradient", batch, batch_types, spreads)
-                own = spreads[np.arange(len(batch)), layer, np.array(owners)]
-                for h, key in enumerate(keys):
-                    mine = np.flatnonzero(np.array(owners) == h)
-                    best = mine[np.argmax(own[mine])]
-                    if own[best] > scores[key]:
-                        scores[key] = float(own[best])
-                        current[key] = (batch[best], batch_types[best])
+                self._swap_round(result, rng, keys, current, scores, config.swaps, "gradient")
             result.rounds += 1
+            if split is None:  # the first round shows what a round costs; stage 5 gets its share
+                now = time.perf_counter()
+                split = now + (deadline - now) * (1 - config.refine_share)
         self.log(f"search: {result.rounds} gradient rounds at n = {n}")
+        if config.refine_share == 0:
+            return
+        # Stage 5: each head from the best sequence it knows, the search's own or a start.
+        best_plain = _best_of(plain)
+        for key in best_plain:
+            layer, head = key
+            own = float(result.spreads[layer, head])
+            if best_plain[key][2] > max(own, scores.get(key, -np.inf)):
+                current[key] = best_plain[key]
+                scores[key] = best_plain[key][2]
+            elif own > scores.get(key, -np.inf):
+                sequence = result.sequences[layer][head]
+                current[key] = (sequence, result.token_types[layer][head], own)
+                scores[key] = own
+        assert result.reference is not None
+        reference = np.maximum(result.reference, 1e-12)
+        heads = [(layer, h) for layer in self._searched_layers() for h in range(self.heads)]
+        for _ in range(config.rounds):
+            if time.perf_counter() > deadline:
+                break
+            # The weakest heads: the smallest multiple of what plain tokens reach.
+            margin = {k: float(result.spreads[k]) / float(reference[k]) for k in heads}
+            chosen = sorted(heads, key=lambda k: margin[k])[: config.refine_heads]
+            groups: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
+            for key in chosen:
+                groups[(key[0], len(current[key][0]))].append(key)
+            # The weakest head's group first: the deadline may stop the round.
+            for (_, length), keys in sorted(groups.items(), key=lambda g: margin[g[1][0]]):
+                if time.perf_counter() > deadline:
+                    break
+                swaps = max(config.least_swaps, config.swaps * n // length)
+                self._swap_round(result, rng, keys, current, scores, swaps, "gradient from best")
+            result.refine_rounds += 1
+        self.log(f"search: {result.refine_rounds} rounds on the weakest heads' best sequences")
+
+    def _swap_round(
+        self,
+        result: SearchResult,
+        rng: np.random.Generator,
+        keys: list[tuple[int, int]],
+        current: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, float]],
+        scores: dict[tuple[int, int], float],
+        swaps: int,
+        stage: str,
+    ) -> None:
+        """One round of gradient-guided swaps for ``keys`` (heads of one layer whose
+        current sequences have one length), in one batch."""
+        config = self.config
+        layer = keys[0][0]
+        heads = torch.as_tensor([h for _, h in keys])
+        rows = torch.arange(len(keys))
+        ids = torch.as_tensor(np.stack([current[k][0] for k in keys]))
+        token_types = torch.as_tensor(np.stack([current[k][1] for k in keys]))
+        n = ids.shape[1]
+        embeds = self.embedding[ids].clone().requires_grad_(True)
+        logits = _truncated_logits(self.model, embeds, token_types, layer)[layer]
+        objective = _spread(logits)[rows, heads]
+        objective.sum().backward()  # type: ignore[no-untyped-call]
+        assert embeds.grad is not None
+        with torch.no_grad():
+            # First-order gain of putting token v at a position: (e_v − e_now)·∇.
+            gain = embeds.grad @ self.embedding.T  # [keys, n, V]
+            gain -= (embeds.grad * embeds).sum(-1, keepdim=True)
+            # A swap must change the sequence: the token already there is no candidate.
+            gain.scatter_(-1, ids[..., None], -torch.inf)
+            top = gain.topk(config.top_k, dim=-1)
+        tokens_top = top.indices.numpy()  # [keys, n, k]
+        weight = np.maximum(top.values[..., 0].numpy(), 0.0) + 1e-12  # [keys, n]
+        objective = objective.detach()
+        candidates, candidate_types, owners = [], [], []
+        for i, key in enumerate(keys):
+            scores[key] = max(scores[key], float(objective[i]))
+            sequence, types, _ = current[key]
+            chance = weight[i] / weight[i].sum()
+            for _ in range(swaps):
+                position = int(rng.choice(n, p=chance))
+                mutant = sequence.copy()
+                mutant[position] = tokens_top[i, position, int(rng.integers(config.top_k))]
+                candidates.append(mutant)
+                candidate_types.append(types)
+                owners.append(i)
+        batch = np.stack(candidates)
+        batch_types = np.stack(candidate_types)
+        spreads = self._evaluate_upto(batch, batch_types, layer)
+        result.offer(stage, batch, batch_types, spreads)
+        owner = np.array(owners)
+        own = spreads[np.arange(len(batch)), layer, heads.numpy()[owner]]
+        for i, key in enumerate(keys):
+            mine = np.flatnonzero(owner == i)
+            best = mine[np.argmax(own[mine])]
+            if own[best] > scores[key]:
+                scores[key] = float(own[best])
+                current[key] = (batch[best], batch_types[best], float(own[best]))
 
     def _evaluate_upto(self, sequences: np.ndarray, types: np.ndarray, layer: int) -> np.ndarray:
         """Spreads ``[count, layers, heads]`` with layers after ``layer`` left at −inf."""
