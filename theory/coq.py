@@ -40,9 +40,11 @@ The printer is driven by the sympy tree alone, never by what a symbol is called:
   (``Rabs``), ``Piecewise`` (``if Rlt_dec … then … else …``), limits at infinity
   (Coquelicot's ``is_lim (fun n : R => …) p_infty (Finite …)``: sympy's ``Limit`` is a
   limit over the reals, and so is ``is_lim``) and first derivatives: an equation
-  ``d f/dx = g`` is Coquelicot's ``is_derive (fun x : R => f) x g`` (``f`` is
-  differentiable at ``x`` and its derivative there is ``g``), any other occurrence of
-  ``d f/dx`` is ``Derive (fun x : R => f) x``.
+  ``d f/dx = g`` where it is asserted (not under a negation, an implication's hypothesis
+  or an equivalence) is Coquelicot's ``is_derive (fun x : R => f) x g`` (``f`` is
+  differentiable at ``x`` and its derivative there is ``g``: the kernel concludes such an
+  equation in a statement only by a derivative rule), any other occurrence of ``d f/dx``
+  is ``Derive (fun x : R => f) x``.
 
 What cannot be printed faithfully raises :class:`CoqPrintError`; nothing is ever
 approximated or dropped.  :mod:`softmax_dispersion.theory.coq_reader` reads a printed
@@ -470,33 +472,37 @@ class CoqPrinter:
         binders = " ".join(self.names[s] for s in mentioned)
         return f"forall {binders} : nat, {text}", BINDER
 
-    def _prop(self, p: sp.Basic) -> tuple[str, int]:
+    def _prop(self, p: sp.Basic, positive: bool = True) -> tuple[str, int]:
+        """``p`` as Coq; ``positive``: whether ``p`` is asserted where it stands (not
+        under a negation, an implication's hypothesis or an equivalence)."""
         if p is sp.true:
             return "True", ATOM
         if p is sp.false:
             return "False", ATOM
         if isinstance(p, sp.And):
-            return self._chain(p.args, " /\\ ", AND), AND
+            return self._chain(p.args, " /\\ ", AND, positive), AND
         if isinstance(p, sp.Or):
-            return self._chain(p.args, " \\/ ", OR), OR
+            return self._chain(p.args, " \\/ ", OR, positive), OR
         if isinstance(p, sp.Not):
-            return f"~ {self._wrap(self._prop(p.args[0]), NOT)}", NOT
+            return f"~ {self._wrap(self._prop(p.args[0], not positive), NOT)}", NOT
         if isinstance(p, sp.Implies):
             left, right = p.args
             # An implication or equivalence on the right gets parentheses, for the reader.
-            return (
-                f"{self._wrap(self._prop(left), IMP - 1)} -> {self._wrap(self._prop(right), OR)}",
-                IMP,
-            )
+            premise = self._wrap(self._prop(left, not positive), IMP - 1)
+            return f"{premise} -> {self._wrap(self._prop(right, positive), OR)}", IMP
         if isinstance(p, sp.Equivalent):
             if len(p.args) != 2:
                 raise CoqPrintError("an equivalence of more than two propositions")
-            left, right = (self._wrap(self._prop(a), IFF - 1) for a in p.args)
+            # each side is asserted and denied at once: neither is positive
+            left, right = (self._wrap(self._prop(a, False), IFF - 1) for a in p.args)
             return f"{left} <-> {right}", IFF
         if isinstance(p, sp.Equality) and p.args[0].has(sp.Limit) | p.args[1].has(sp.Limit):
             return self._limit(p), APP
         derivative_equation = isinstance(p, sp.Equality) and isinstance(p.lhs, sp.Derivative)
-        if derivative_equation and not p.rhs.has(sp.Derivative):
+        # is_derive (the derivative exists, and is g) only where the equation is asserted:
+        # denied or assumed, it would say more than the kernel's reading (Derive f x = g,
+        # a value, whether or not the derivative exists) and make the theorem stronger.
+        if derivative_equation and not p.rhs.has(sp.Derivative) and positive:
             return self._is_derive(p.lhs, p.rhs), APP
         if isinstance(p, sp.Equality) and isinstance(p.rhs, sp.Derivative):
             raise CoqPrintError(f"write the derivative on the left of {sp.sstr(p)}")
@@ -505,10 +511,10 @@ class CoqPrinter:
             return f"{left} {_RELATIONS[type(p)]} {right}", REL
         raise CoqPrintError(f"no Coq form for the proposition {sp.sstr(p)}")
 
-    def _chain(self, parts: Sequence[sp.Basic], joiner: str, level: int) -> str:
+    def _chain(self, parts: Sequence[sp.Basic], joiner: str, level: int, positive: bool) -> str:
         # Right-associative: every part but the last sits one level below.
-        texts = [self._wrap(self._prop(a), level - 1) for a in parts[:-1]]
-        texts.append(self._wrap(self._prop(parts[-1]), level))
+        texts = [self._wrap(self._prop(a, positive), level - 1) for a in parts[:-1]]
+        texts.append(self._wrap(self._prop(parts[-1], positive), level))
         return joiner.join(texts)
 
     def _limit(self, p: sp.Equality) -> str:

@@ -926,6 +926,13 @@ def _display_clash(names: set[str], claim_id: str) -> str | None:
     and ``a_1`` are both a₁, ``lamda`` and ``lambda`` both λ, ``Alpha`` and ``A`` both
     A): the docs and a terminal would show one name where the kernel read two; or one
     name shown as a number (``Epsilon`` is a capital epsilon, which looks like E)."""
+    for name in sorted(names):
+        operation = _operation_suffix(name)
+        if operation:
+            return (
+                f"the name {name} of {claim_id} ends in '{operation}', which sympy's "
+                f"printers show as an operation on a name ({_pretty_name(name)!r}): rename it"
+            )
     for printer in (_latex_name, _pretty_name):
         seen: dict[str, str] = {}
         for name in sorted(names):
@@ -938,6 +945,26 @@ def _display_clash(names: set[str], claim_id: str) -> str | None:
                     f"({shown!r}): rename one"
                 )
             seen[shown] = name
+    return None
+
+
+OPERATION_SUFFIXES = ("abs", "mag", "norm", "avg", "prime", "prm")
+"""Name endings sympy's LaTeX and unicode printers turn into an operation on the rest of
+the name: ``xabs`` and ``xmag`` show as |x|, the absolute value of the term language;
+``xnorm`` as ‖x‖, ``xavg`` as ⟨x⟩, ``xprime`` and ``xprm`` as x′, a derivative's mark.
+Decorations that mark another variable (``Bbar``, ``Zdot``, ``Dhat``, ``xvec``) stay names."""
+
+
+def _operation_suffix(name: str) -> str | None:
+    """The operation ending of ``name`` or of one of its sub- or superscripts, as sympy
+    splits them (``x_yabs`` shows x with the subscript |y|), if any."""
+    from sympy.printing.conventions import split_super_sub
+
+    base, supers, subs = split_super_sub(name)
+    for part in (base, *supers, *subs):
+        for suffix in OPERATION_SUFFIXES:
+            if part.lower().endswith(suffix) and len(part) > len(suffix):
+                return suffix
     return None
 
 
@@ -1038,9 +1065,16 @@ def _structure(frozen: FrozenClaim, definitions: Definitions) -> None:
                 f"{what} mentions {', '.join(stray)}, a summation index: say what every "
                 "member satisfies in its family's domain"
             )
+    symbols: set[str] = set()
+    for term in all_terms(frozen):
+        symbols |= terms.free_names(term)
     for name in frozen.naturals:
         if name in definitions.defined_names or name in definitions.index_symbols:
             raise DefinitionError(f"{name} is defined or an index, not a natural number")
+        if name not in symbols:
+            # a name no term holds (or a function's) would change the content, and so the
+            # hash a citing claim names, while no display shows it
+            raise DefinitionError(f"{name} is declared a natural number but is no symbol here")
         for definition in definitions.items:
             parts = [*definition.body(), definition.symbol]
             if any(name in terms.free_names(p) for p in parts):

@@ -417,3 +417,36 @@ def test_a_name_renamed_for_coq_never_takes_another_name_of_the_claim() -> None:
     text = coq_statement(claim)
     assert "ln_ + 1" in text and "forall ln_2 ln_ : R" in text, text
     assert "ln_2 > ln_ + 1" in text  # ln is ln_2; ln_ keeps its own name
+
+
+def test_a_derivative_equation_is_is_derive_only_where_it_is_asserted() -> None:
+    """Red team 9: 'f'(x) = 1 -> y > 0' as an assumption printed (is_derive f x 1 -> y > 0),
+    a weaker hypothesis than the kernel's reading, and the theorem false for f = Rabs at 0
+    (Derive Rabs 0 = 1); so did '~ f'(x) = 1'.  Denied or assumed, it is Derive."""
+    from softmax_dispersion.theory.kernel import Claim, Implied
+
+    x, y = sp.symbols("x y", real=True)
+    f = sp.Function("f", real=True)
+    slope = sp.Derivative(f(x), x)
+    hypotheses = [
+        sp.Eq(slope, 2),
+        sp.Implies(sp.Eq(slope, 1), y > 0),
+        sp.Not(sp.Eq(slope, 3, evaluate=False)),
+        sp.Equivalent(sp.Eq(slope, 4), y > 1),
+    ]
+    claim = Claim(
+        id="T99",
+        title="derivative equations in every position",
+        statement=sp.Gt(y, 0),
+        assumptions=hypotheses,
+        source="red team",
+        proof=lambda: [Implied(sp.Gt(y, 0), "")],
+        witness={},
+    )
+    text = coq_statement(claim)
+    derive = "Derive (fun x : R => f x) x"
+    assert "is_derive (fun x : R => f x) x 2 ->" in text  # asserted: the stronger reading
+    assert f"({derive} = 1 -> y > 0) ->" in text
+    assert f"{derive} <> 3 ->" in text
+    assert f"y > 1 <-> {derive} = 4 ->" in text
+    assert text.count("is_derive") == 1

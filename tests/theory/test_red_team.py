@@ -1529,6 +1529,44 @@ def test_a_double_underscore_name_is_refused() -> None:
     )
 
 
+@pytest.mark.parametrize("name", ["xabs", "xmag", "xnorm", "xavg", "xprime", "x_yabs"])
+def test_a_name_printed_as_an_operation_is_refused(name: str) -> None:
+    """Red team 9: a real symbol xabs prints as |x| (LaTeX and unicode), so 'Abs(x) > xabs'
+    under 'xabs = -1' read '|x| > |x|' under '|x| = -1'."""
+    shown = sp.Symbol(name, real=True)
+    statement = sp.Gt(sp.Abs(x), shown)
+    rejected(
+        claim(statement, [Implied(statement, "")], [sp.Eq(shown, -1)], witness={x: 0, shown: -1}),
+        "which sympy's printers show as an operation",
+    )
+
+
+def test_the_operation_suffixes_are_sympys_own() -> None:
+    """Held against sympy's printers: each refused ending is one they turn into notation,
+    and a decoration the claims use (Bbar, Zdot) is not among them."""
+    from sympy.printing.latex import modifier_dict as latex_modifiers
+    from sympy.printing.pretty.pretty_symbology import modifier_dict as pretty_modifiers
+
+    from softmax_dispersion.theory.kernel import OPERATION_SUFFIXES
+
+    assert set(OPERATION_SUFFIXES) <= set(latex_modifiers) & set(pretty_modifiers)
+    for suffix in OPERATION_SUFFIXES:
+        assert sp.pretty(sp.Symbol("x" + suffix)) != "x" + suffix
+    assert not {"bar", "dot", "hat"} & set(OPERATION_SUFFIXES)
+
+
+@pytest.mark.parametrize("natural", ["zz", "f"])
+def test_a_natural_that_is_no_symbol_of_the_claim_is_refused(natural: str) -> None:
+    """Red team 9: naturals=['zz'] (no term holds it) or ['f'] (a function) changed the
+    content, and so the hash a citing claim names, while no display showed it."""
+    f = sp.Function("f", real=True)
+    statement = sp.Ge(f(x) ** 2, 0)
+    rejected(
+        claim(statement, [Implied(statement, "")], naturals=(sp.Symbol(natural, real=True),)),
+        f"{natural} is declared a natural number but is no symbol here",
+    )
+
+
 def test_a_poisoned_assumption_cache_never_reaches_a_decider() -> None:
     """x's cached facts say positive: sympy would cancel Abs(x) - x; the kernel's deciders
     see only a dummy of their own for x."""
