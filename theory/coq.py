@@ -633,7 +633,12 @@ class CoqPrinter:
 
     def _add(self, e: sp.Add) -> str:
         text = ""
-        for k, term in enumerate(e.as_ordered_terms()):
+        try:
+            ordered = e.as_ordered_terms()
+        except (OverflowError, ValueError, RecursionError):
+            # sympy orders a sum's terms by evaluating them (red team 10: a tower of exp)
+            raise CoqPrintError("the terms of a sum cannot be ordered without overflow") from None
+        for k, term in enumerate(ordered):
             negative = term.could_extract_minus_sign()
             printed = self._expr(-term if negative else term)
             if k == 0:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -243,8 +244,15 @@ def _entries(certificate: object) -> list[dict[str, Any]]:
     _only_known_fields(certificate, TOP_FIELDS, "the certificate")
     tools = certificate.get("tools", {})
     _require(
-        isinstance(tools, dict) and all(isinstance(v, str) for v in tools.values()),
-        "its tools are a record of versions (text)",
+        isinstance(tools, dict)
+        and set(tools) <= TOOL_NAMES
+        and all(isinstance(v, str) and _VERSION.fullmatch(v) for v in tools.values()),
+        f"its tools are a record of versions of {', '.join(sorted(TOOL_NAMES))}",
+    )
+    created = certificate.get("created", "")
+    _require(
+        isinstance(created, str) and _CREATED.fullmatch(created) is not None,
+        "its creation time is a UTC time in ISO 8601 (2026-12-02T05:57:55+00:00)",
     )
     entries = certificate.get("claims")
     _require(isinstance(entries, list) and bool(entries), "a certificate lists its claims")
@@ -273,6 +281,11 @@ def _entries(certificate: object) -> list[dict[str, Any]]:
         _require(isinstance(entry["steps"], list), f"claim {number}: its steps are a list")
     return entries
 
+
+TOOL_NAMES = frozenset({"python", "softmax-dispersion", "sympy", "z3-solver", "mpmath"})
+"""The tools a certificate records the versions of (nothing else: a person reads them)."""
+_VERSION = re.compile(r"[0-9][0-9A-Za-z.+!-]{0,39}|not installed")
+_CREATED = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")
 
 TOP_FIELDS = frozenset({"format", "format_version", "created", "tools", "verified", "claims"})
 """Every field a certificate has; any other is refused (a field a person reads, such as a

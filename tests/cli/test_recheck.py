@@ -205,16 +205,15 @@ def _zero_width(key: str) -> str:
         (lambda c, t1: t1["steps"][0].update(verdict="failed"), 1, "another verdict"),
         (lambda c, t1: t1.update(seconds=-1), 2, "seconds, 0 or more"),
         (lambda c, t1: c.update(tools=["sympy 9.9"]), 2, "record of versions"),
+        # red team 10: text a person reads inside fields the format defines
+        (lambda c, t1: c["tools"].update(coq="8.16.1: T1 kernel-checked"), 2, "versions of"),
+        (lambda c, t1: c["tools"].update(sympy="1.14: checked by Coq"), 2, "versions of"),
+        (lambda c, t1: c.update(created={"coq": "kernel-checked"}), 2, "ISO 8601"),
+        (lambda c, t1: c.update(created="verified by Coq 8.16"), 2, "ISO 8601"),
     ],
     ids=[
-        "zero-width",
-        "trailing space",
-        "top-level",
-        "extra",
-        "step extra",
-        "verdict",
-        "time",
-        "tools",
+        *("zero-width", "trailing space", "top-level", "extra", "step extra", "verdict"),
+        *("time", "tools", "a tool", "a version", "created object", "created text"),
     ],
 )
 def test_a_field_no_check_reads_is_refused(

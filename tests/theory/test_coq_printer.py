@@ -450,3 +450,12 @@ def test_a_derivative_equation_is_is_derive_only_where_it_is_asserted() -> None:
     assert f"{derive} <> 3 ->" in text
     assert f"y > 1 <-> {derive} = 4 ->" in text
     assert text.count("is_derive") == 1
+
+
+def test_a_sum_sympy_cannot_order_is_a_print_error() -> None:
+    """Red team 10: sympy orders a sum's terms by evaluating them, and a tower of exp
+    overflowed inside the printer (OverflowError, not the documented CoqPrintError)."""
+    x = sp.Symbol("x", real=True)
+    tower = sp.exp(sp.exp(sp.exp(sp.exp(10))))
+    with pytest.raises(CoqPrintError, match="cannot be ordered"):
+        CoqPrinter({x: "x"}).prop(sp.Lt(x, tower + 1))
