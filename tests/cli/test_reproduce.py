@@ -187,6 +187,9 @@ if trigger:
         def __getattr__(self, name):
             return getattr(self.stream, name)
     sys.stderr = Tripwire(sys.stderr)
+    # As from a shell: a child inherits an ignored SIGINT from its parent (a test worker
+    # of the full suite had one, and this Ctrl-C went unheard), and Python then keeps it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 from softmax_dispersion.cli import main
 sys.exit(main(sys.argv[1:]))
 """
