@@ -25,6 +25,7 @@ __all__ = [
     "leading_term_limit",
     "proved",
     "proved_from",
+    "require_conditions",
     "require_defined",
     "require_inputs_defined",
     "sign_assumptions",
@@ -56,6 +57,14 @@ def require_defined(facts: Sequence[Term], exprs: Sequence[Term], what: str) -> 
     """Every partial operation in ``exprs`` is inside its domain (z3, from ``facts``)."""
     for condition, name in terms.domain_conditions(*exprs):
         require(facts, condition, f"{what}: {name}")
+
+
+def require_conditions(
+    facts: Sequence[Term], conditions: Sequence[tuple[Term, str]], what: str
+) -> None:
+    """Each domain condition (already built, with its name) is implied by ``facts``."""
+    for condition, name in conditions:
+        require(facts, condition, f"{what}, before the value is put in: {name}")
 
 
 def require_inputs_defined(

@@ -954,6 +954,7 @@ def coq_statement(claim: Claim) -> str:
     >>> print(coq_statement(claim_by_id("T2")).splitlines()[1])
       forall delta n theta : R,
     """
+    _check_printable(claim)
     hook = statement_hook(claim.id)
     if hook is not None:
         return hook.print_statement(claim)
@@ -971,6 +972,23 @@ def coq_statement(claim: Claim) -> str:
     texts.append(printer._wrap(printer.quantified(parts[-1]), AND))
     lines.append("  " + " /\\\n  ".join(texts) + ".")
     return "\n".join(lines)
+
+
+def _check_printable(claim: Claim) -> None:
+    """What the printer writes verbatim is checked first (red team 11: an id holding
+    ``: Prop := True. Definition ...`` was printed as it came), and what it reads must be
+    sympy: anything else is a :class:`CoqPrintError`, not an error from deep inside."""
+    claim_id = getattr(claim, "id", None)
+    if not isinstance(claim_id, str) or not _COQ_ID.fullmatch(claim_id):
+        raise CoqPrintError(f"a claim's id must be a Coq identifier, not {str(claim_id)[:40]!r}")
+    assumptions = getattr(claim, "assumptions", None) or ()
+    parts = [getattr(claim, "statement", None), *assumptions]
+    for part in parts:
+        if not isinstance(part, sp.Basic):
+            raise CoqPrintError(f"{claim_id}: {type(part).__name__} is not a sympy proposition")
+
+
+_COQ_ID = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
 
 
 def statements_file(claims: Sequence[Claim]) -> str:

@@ -192,7 +192,17 @@ class SumOver:
         """
         name = self.family.index[0].name
         counter = name.rsplit("_", 1)[1] if "_" in name else "i"
-        j = sp.Symbol(counter or "i", integer=True, positive=True)
+        # never a name the sum already holds (red team 11: a count j shown as the
+        # counter j, Σ_{j=1}^{j} j·e_j, read as a sum of 1..j)
+        taken = {
+            str(s) for s in (self.term.free_symbols | sp.sympify(self.family.count).free_symbols)
+        }
+        for candidate in (counter or "i", "i", "k", "m", "r"):
+            if candidate not in taken:
+                break
+        else:
+            candidate = next(f"i{k}" for k in range(1, 10**6) if f"i{k}" not in taken)
+        j = sp.Symbol(candidate, integer=True, positive=True)
         return sp.Sum(self.term, (j, 1, self.family.count))
 
     @property

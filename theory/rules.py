@@ -43,6 +43,7 @@ from softmax_dispersion.theory._deciders import (
     decide_identity,
     leading_term_limit,
     proved,
+    require_conditions,
     require_defined,
     require_inputs_defined,
     sign_assumptions,
@@ -140,7 +141,17 @@ def _resolved_in(context: Context, ref: SumRef, what: str) -> ResolvedSum:
     if ref.at is not None:
         inside = context.inside(resolved.family) if context.scope is None else context
         var = resolved.definition.var
-        require_defined(inside.facts, [resolved.term], f"{what} at {var} = {show(ref.at)}")
+        assert var is not None
+        where = f"{what} at {var} = {show(ref.at)}"
+        require_defined(inside.facts, [resolved.term], where)
+        # The term's own conditions, with the value put in: x**t needs x > 0 for every t,
+        # though x**2, the term at t = 2, needs nothing (red team 11: A(t) = Σ x^t read
+        # at 2 with x = 0 is 0 by substitution, but 1 as Coq's Rpower reads the sum).
+        conditions = [
+            (terms.substitute(condition, {var: ref.at}), name)
+            for condition, name in terms.domain_conditions(resolved.definition.term)
+        ]
+        require_conditions(inside.facts, conditions, where)
     return resolved
 
 

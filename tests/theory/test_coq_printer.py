@@ -459,3 +459,15 @@ def test_a_sum_sympy_cannot_order_is_a_print_error() -> None:
     tower = sp.exp(sp.exp(sp.exp(sp.exp(10))))
     with pytest.raises(CoqPrintError, match="cannot be ordered"):
         CoqPrinter({x: "x"}).prop(sp.Lt(x, tower + 1))
+
+
+def test_what_the_printer_writes_verbatim_is_checked_first() -> None:
+    """Red team 11: an id holding ': Prop := True. Definition ...' was printed as given,
+    and a statement that is text raised AttributeError, not CoqPrintError."""
+    import dataclasses
+
+    t2 = claim_by_id("T2")
+    with pytest.raises(CoqPrintError, match="Coq identifier"):
+        coq_statement(dataclasses.replace(t2, id="T2_statement : Prop := True. Definition X"))
+    with pytest.raises(CoqPrintError, match="not a sympy proposition"):
+        coq_statement(dataclasses.replace(t2, statement="x > 0"))

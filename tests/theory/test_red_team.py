@@ -1567,6 +1567,39 @@ def test_a_natural_that_is_no_symbol_of_the_claim_is_refused(natural: str) -> No
     )
 
 
+def test_a_sum_read_at_a_value_keeps_its_terms_conditions() -> None:
+    """Red team 11: A(t) = Σ x^t over members x = 0, read at t = 2 by substitution, is
+    Σ 0² = 0; but x^t for every t needs x > 0 (Coq's Rpower 0 2 = 1), which the term at
+    2, an integer power, no longer asks."""
+    t_, count = sp.symbols("t_ count", real=True)
+    member = sp.Symbol("x_m", real=True)
+    A = sp.Function("A", real=True)
+    zeros = Family("zeros", (member,), count, (sp.Ge(member, 0), sp.Le(member, 0)), "zeros")
+    powers = SumOver(A(t_), member**t_, zeros, "A(t) = Σ x^t")
+    statement = sp.Le(A(2), 0)
+    rejected(
+        claim(
+            statement,
+            [SumOfTerms(powers.at(2), None, 0, "each 0^2 <= 0")],
+            [sp.Ge(count, 1), sp.Ge(t_, 0)],
+            definitions=(powers,),
+            witness={count: 1, member: 0, t_: 2},
+        ),
+        "before the value is put in: the base x_m of x_m**t_ > 0",
+    )
+
+
+def test_a_sums_display_never_names_its_counter_after_a_symbol_it_holds() -> None:
+    """Red team 11: with the count j, Σ j·e_j displayed Sum(e_j*j, (j, 1, j)): a reader
+    took j for the counter."""
+    j_ = sp.Symbol("j", real=True)
+    member = sp.Symbol("e_j", real=True)
+    ones = Family("ones", (member,), j_, (sp.Eq(member, 1),), "ones")
+    total = SumOver(sp.Symbol("S_j", real=True), j_ * member, ones, "S = Σ j e_j")
+    counter = total.expression.variables[0]
+    assert counter.name != "j" and j_ in total.expression.free_symbols
+
+
 def test_a_poisoned_assumption_cache_never_reaches_a_decider() -> None:
     """x's cached facts say positive: sympy would cancel Abs(x) - x; the kernel's deciders
     see only a dummy of their own for x."""
