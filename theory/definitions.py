@@ -194,9 +194,8 @@ class SumOver:
         counter = name.rsplit("_", 1)[1] if "_" in name else "i"
         # never a name the sum already holds (red team 11: a count j shown as the
         # counter j, Σ_{j=1}^{j} j·e_j, read as a sum of 1..j)
-        taken = {
-            str(s) for s in (self.term.free_symbols | sp.sympify(self.family.count).free_symbols)
-        }
+        held = self.term.free_symbols | getattr(self.family.count, "free_symbols", set())
+        taken = {str(s) for s in held}
         for candidate in (counter or "i", "i", "k", "m", "r"):
             if candidate not in taken:
                 break
