@@ -104,6 +104,7 @@ from softmax_dispersion.theory.rules import (
     SumLinearity,
     SumOfTerms,
     WeightedSum,
+    require_sum_values_defined,
 )
 from softmax_dispersion.theory.terms import Term, TermError, show
 
@@ -238,6 +239,9 @@ def _check_one(step: FrozenStep, context: Context) -> tuple[StepResult, Term | N
         found = _index_problems(step, context)
         if found:
             raise ProofError(f"a step input: {found[0]}")
+        for name, value in step.inputs.items():
+            if logic.kinds.get(name) != "steps":
+                require_sum_values_defined(value, local)
         try:
             concluded = logic.conclusion(step, context.definitions)
         except (TermError, DefinitionError, ProofError) as error:

@@ -155,6 +155,19 @@ def _resolved_in(context: Context, ref: SumRef, what: str) -> ResolvedSum:
     return resolved
 
 
+def require_sum_values_defined(value: object, context: Context) -> None:
+    """Every sum a step reads at a value (``A.at(v)``, wherever it sits in the step's
+    inputs) has its term's conditions with ``v`` put in (see :func:`_resolved_in`),
+    checked once for every rule before it decides (red team 12: a rule that resolved its
+    parts itself had skipped the check round 11 added)."""
+    if isinstance(value, SumRef):
+        if value.at is not None:
+            _resolved_in(context, value, f"{value.name} read")
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            require_sum_values_defined(item, context)
+
+
 def _free_of_index(expr: Term | None, family: FamilyDef, what: str) -> None:
     if expr is None:
         return

@@ -1589,6 +1589,29 @@ def test_a_sum_read_at_a_value_keeps_its_terms_conditions() -> None:
     )
 
 
+def test_every_rule_reads_a_sum_at_a_value_with_its_terms_conditions() -> None:
+    """Red team 12: SumDerivative's parts, resolved by the rule itself, skipped round 11's
+    check: A(t) = Σ t·x², B(t) = Σ x^t over zeros, A'(t) = B(2) verified (Coq: Rpower
+    0 2 = 1, so B 2 = k).  The check now runs once, for every rule, before it decides."""
+    t_, count = sp.symbols("t_ count", real=True)
+    member = sp.Symbol("x_m", real=True)
+    A, B = sp.Function("A", real=True), sp.Function("B", real=True)
+    zeros = Family("zeros", (member,), count, (sp.Le(member, 0), sp.Ge(member, 0)), "zeros")
+    linear = SumOver(A(t_), t_ * member**2, zeros, "A(t) = Σ t x²")
+    powers = SumOver(B(t_), member**t_, zeros, "B(t) = Σ x^t")
+    statement = sp.Eq(sp.Derivative(A(t_), t_), B(2))
+    rejected(
+        claim(
+            statement,
+            [SumDerivative(linear, t_, [(1, powers.at(2))], "A' = Σ x² = B(2)")],
+            [sp.Ge(count, 1)],
+            definitions=(linear, powers),
+            witness={count: 1, member: 0, t_: 0},
+        ),
+        "before the value is put in: the base x_m of x_m**t_ > 0",
+    )
+
+
 def test_a_sums_display_never_names_its_counter_after_a_symbol_it_holds() -> None:
     """Red team 11: with the count j, Σ j·e_j displayed Sum(e_j*j, (j, 1, j)): a reader
     took j for the counter."""
