@@ -442,7 +442,7 @@ def test_a_value_of_a_function_valued_sum_reads_its_term_before_sympy_rewrites_i
     step = SumOfTerms(Y.at(1), None, 0, "every term is negative")
     rejected(
         claim(step.conclusion, [step], [sp.Ge(n, 1)], definitions=(Y,), witness={n: 1, x_j: -1}),
-        "the sum at tau = 1: the argument of log(x_j) > 0",
+        "Y read at tau = 1: the argument of log(x_j) > 0",
     )
 
 
