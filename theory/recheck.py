@@ -102,6 +102,14 @@ def budget_for(size: int) -> float:
     return min(TOTAL_BUDGET_S, BASE_BUDGET_S + BUDGET_PER_KIB_S * size / 1024)
 
 
+LABELS_NOTE = (
+    "re-decided: each statement under its assumptions; a claim's title and source are "
+    "its author's words, not re-decided"
+)
+"""What recheck decides, said under every report (red team 13: an edited title, "… for
+every n >= 1 (no size condition needed)", rechecked as the claim it misdescribed)."""
+
+
 @dataclass
 class ClaimRecheck:
     """The verdict of re-deciding one claim of a certificate."""
@@ -146,6 +154,7 @@ class RecheckReport:
                 )
         passed = sum(claim.verified for claim in self.claims)
         lines.append(f"{passed} of {len(self.claims)} claims re-verified from the certificate")
+        lines.append(LABELS_NOTE)
         return "\n".join(lines)
 
 

@@ -987,3 +987,14 @@ def test_a_certificate_past_its_budget_fails_in_one_line() -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     assert "FAILED" in done.stdout
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+
+
+def test_recheck_says_titles_and_sources_are_not_re_decided(
+    certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Red team 13: a title edited to misdescribe its statement (content, readable field
+    and hash made consistent) rechecks; the report must say what it did not decide."""
+    assert main(["recheck", str(_write(tmp_path, certificate))]) == 0
+    assert "title and source are its author's words, not re-decided" in capsys.readouterr().out
+    assert main(["recheck", "--json", str(_write(tmp_path, certificate))]) == 0
+    assert json.loads(capsys.readouterr().out)["not_re_decided"] == ["title", "source", "formulas"]
