@@ -9,7 +9,8 @@ A certificate (format version 3) lists every checked claim, cited claims first, 
   JSON tree of the kernel's term nodes;
 * ``hash``: the SHA-256 of ``content`` (canonical JSON), which is what a citing claim
   names;
-* the readable fields, ``id``, ``title``, ``statement``, ``assumptions`` and, per step, ``rule``,
+* the readable fields, ``id``, ``title``, ``statement``, ``assumptions``, ``definitions``
+  and, per step, ``rule``,
   ``description`` and ``statement`` (the conclusion): each is *generated* from the
   content, and ``recheck`` generates it again and refuses a file where they differ;
 * the verdict as it was reached (verified or the problem, the witness check, per step
@@ -31,15 +32,16 @@ from typing import Any
 from softmax_dispersion.theory._core import LOGIC, FrozenStep, StepResult
 from softmax_dispersion.theory._serial import read_claim
 from softmax_dispersion.theory._snapshot import FrozenClaim, readable_fact
-from softmax_dispersion.theory.definitions import Definitions
+from softmax_dispersion.theory.definitions import Definitions, RootDef, SumDef
 from softmax_dispersion.theory.kernel import ClaimResult, conclusion_of
-from softmax_dispersion.theory.terms import check_size
+from softmax_dispersion.theory.terms import check_size, show
 
 __all__ = [
     "CERTIFICATE_FORMAT",
     "FORMAT_VERSION",
     "build_certificate",
     "readable_assumptions",
+    "readable_definitions",
     "readable_steps",
     "tool_versions",
 ]
@@ -101,6 +103,37 @@ def readable_assumptions(frozen: FrozenClaim) -> list[str]:
     return [readable_fact(assumption, frozen.naturals) for assumption in frozen.assumptions]
 
 
+def readable_definitions(frozen: FrozenClaim) -> list[str]:
+    """One line for each family and each definition, generated from the frozen claim:
+    what a defined symbol means is part of what the statement says (red team 14: a sum's
+    term and a family's domain changed, with the hash made anew, rechecked unseen)."""
+    lines: list[str] = []
+    families: list[str] = []
+    for definition in frozen.definitions:
+        if isinstance(definition, SumDef):
+            family = definition.family
+            if family.name not in families:
+                families.append(family.name)
+                domain = "; ".join(show(fact) for fact in family.domain) or "anything"
+                member = (
+                    f", member ({', '.join(show(m) for m in family.member)})"
+                    if family.member
+                    else ""
+                )
+                lines.append(
+                    f"family {family.name!r}: {', '.join(family.index)} for each of "
+                    f"{show(family.count)} members, each with {domain}{member}"
+                )
+            lines.append(
+                f"{show(definition.symbol)} = sum of {show(definition.term)} over {family.name!r}"
+            )
+        elif isinstance(definition, RootDef):
+            lines.append(f"{definition.name}: " + "; ".join(show(f) for f in definition.facts()))
+        else:
+            lines.append(f"{definition.name} = {show(definition.expression)}")
+    return lines
+
+
 def readable_steps(frozen: FrozenClaim, definitions: Definitions) -> list[dict[str, Any]]:
     """The readable fields of every step, generated from the frozen claim.
 
@@ -158,6 +191,7 @@ def _claim_record(result: ClaimResult) -> dict[str, Any]:
         "title": frozen.title,
         "statement": readable_fact(frozen.statement, frozen.naturals),
         "assumptions": readable_assumptions(frozen),
+        "definitions": readable_definitions(frozen),
         "hash": result.content_hash,
         "verified": result.verified,
         "problem": result.problem,

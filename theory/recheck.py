@@ -62,6 +62,7 @@ from softmax_dispersion.theory.proof_certificate import (
     CERTIFICATE_FORMAT,
     FORMAT_VERSION,
     readable_assumptions,
+    readable_definitions,
     readable_steps,
 )
 
@@ -103,8 +104,8 @@ def budget_for(size: int) -> float:
 
 
 LABELS_NOTE = (
-    "re-decided: each statement under its assumptions; a claim's title and source are "
-    "its author's words, not re-decided"
+    "re-decided: each statement under its assumptions and definitions; a claim's title, "
+    "source and descriptions are its author's words, not re-decided"
 )
 """What recheck decides, said under every report (red team 13: an edited title, "… for
 every n >= 1 (no size condition needed)", rechecked as the claim it misdescribed)."""
@@ -275,7 +276,7 @@ def _entries(certificate: object) -> list[dict[str, Any]]:
             _is_seconds(entry.get("seconds", 0)),
             f"claim {number}: its time must be seconds, 0 or more",
         )
-        for key in ("id", "title", "statement", "assumptions", "hash", "content", "steps"):
+        for key in (*READABLE_CLAIM_FIELDS, "hash", "content", "steps"):
             _require(key in entry, f"claim {number} lacks {key!r}")
         # two claims of one id would report alike ("T99 re-verified" twice) and a reader
         # could not tell which statement a line is about (the content's id is the
@@ -300,8 +301,11 @@ TOP_FIELDS = frozenset({"format", "format_version", "created", "tools", "verifie
 """Every field a certificate has; any other is refused (a field a person reads, such as a
 key that looks like ``statement`` but holds a zero-width space, would be checked by
 nothing)."""
+READABLE_CLAIM_FIELDS = ("id", "title", "statement", "assumptions", "definitions")
+"""A claim's readable fields, each generated from its content and compared."""
 CLAIM_FIELDS = frozenset(
-    {"id", "title", "statement", "assumptions", "hash", "verified", "problem", "witness"}
+    {"id", "title", "statement", "assumptions", "definitions", "hash", "verified", "problem"}
+    | {"witness"}
     | {"seconds", "content", "steps"}
 )
 """Every field of a claim's record."""
@@ -378,6 +382,7 @@ def _readable_problem(entry: Mapping[str, Any], frozen: FrozenClaim) -> str | No
         ("title", frozen.title),
         ("statement", readable_fact(frozen.statement, frozen.naturals)),
         ("assumptions", readable_assumptions(frozen)),
+        ("definitions", readable_definitions(frozen)),
     ):
         if entry.get(key) != expected:
             return (

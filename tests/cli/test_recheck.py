@@ -144,6 +144,8 @@ def test_an_edited_statement_with_its_hash_and_readable_text_still_fails(
         # an assumption hidden from the reader (T1's theta > 0 left out)
         ("assumptions", "assumptions", ["n >= 1", "m <= e_k", "e_k <= M"]),
         ("assumptions", "assumptions", []),
+        # red team 14: what S means, shown and compared (T1's sum over the others)
+        ("definitions", "definitions", ["S = sum of exp(m/theta) over 'others'"]),
     ],
 )
 def test_an_edited_readable_field_is_refused(
@@ -995,6 +997,11 @@ def test_recheck_says_titles_and_sources_are_not_re_decided(
     """Red team 13: a title edited to misdescribe its statement (content, readable field
     and hash made consistent) rechecks; the report must say what it did not decide."""
     assert main(["recheck", str(_write(tmp_path, certificate))]) == 0
-    assert "title and source are its author's words, not re-decided" in capsys.readouterr().out
+    assert "title, source and descriptions are its author's words" in capsys.readouterr().out
     assert main(["recheck", "--json", str(_write(tmp_path, certificate))]) == 0
-    assert json.loads(capsys.readouterr().out)["not_re_decided"] == ["title", "source", "formulas"]
+    assert json.loads(capsys.readouterr().out)["not_re_decided"] == [
+        "title",
+        "source",
+        "descriptions",
+        "formulas",
+    ]
