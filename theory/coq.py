@@ -957,6 +957,7 @@ def coq_statement(claim: Claim) -> str:
     _check_printable(claim)
     hook = statement_hook(claim.id)
     if hook is not None:
+        _require_hooked_claim(claim)
         return hook.print_statement(claim)
     definitions = claim_definitions(claim)
     layout = _layout(claim, definitions)
@@ -972,6 +973,25 @@ def coq_statement(claim: Claim) -> str:
     texts.append(printer._wrap(printer.quantified(parts[-1]), AND))
     lines.append("  " + " /\\\n  ".join(texts) + ".")
     return "\n".join(lines)
+
+
+def _require_hooked_claim(claim: Claim) -> None:
+    """A hook prints the statement of the claim it was registered for, found by id: the
+    claim given must say what that one says (red team 15: any claim with the id T12 got
+    T12's Flocq theorems as its Coq statement)."""
+    from softmax_dispersion.theory import all_claims
+
+    for registered in all_claims():
+        if registered.id == claim.id:
+            same = registered.statement == claim.statement and tuple(
+                registered.assumptions
+            ) == tuple(claim.assumptions)
+            if not same:
+                raise CoqPrintError(
+                    f"{claim.id}'s Coq statement is printed for the project's {claim.id} "
+                    "only, and this claim says something else"
+                )
+            return
 
 
 def _check_printable(claim: Claim) -> None:

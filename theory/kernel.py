@@ -90,7 +90,6 @@ from softmax_dispersion.theory.definitions import (
     SumOver,
 )
 from softmax_dispersion.theory.rules import (
-    CITED_STATEMENTS,
     Assume,
     Cite,
     ConvexCombination,
@@ -104,6 +103,7 @@ from softmax_dispersion.theory.rules import (
     SumLinearity,
     SumOfTerms,
     WeightedSum,
+    _record_cited_statement,
     require_sum_values_defined,
 )
 from softmax_dispersion.theory.terms import Term, TermError, show
@@ -814,7 +814,7 @@ def _check_frozen(
     content = encode_claim(frozen)
     text = canonical_json(content)
     digest = content_hash(content)
-    CITED_STATEMENTS.setdefault(digest, frozen.statement)
+    _record_cited_statement(digest, frozen.statement)
     entry = registry.get(digest)
     known = entry is not None and (
         reuse or (cache is not None and cache.get(digest) is entry.result)

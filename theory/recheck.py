@@ -468,7 +468,7 @@ def recheck(
                     frozen = read_claim(entry["content"], reader)
                 except CertificateFormatError as error:
                     raise CertificateFormatError(f"claim {number}: {error}") from None
-                rules.CITED_STATEMENTS.setdefault(entry["hash"], frozen.statement)
+                rules._record_cited_statement(entry["hash"], frozen.statement)
                 frozen_claims.append(frozen)
     except BudgetExceeded:
         return RecheckReport([], tools, refused=f"reading ran past the budget ({budget:.0f} s)")

@@ -15,9 +15,10 @@ only the kernel's own classes, see :data:`softmax_dispersion.theory.kernel.RULES
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import sympy as sp
@@ -1172,9 +1173,19 @@ def _cite_conclusion(step: FrozenStep, _: Definitions) -> Term:
     return statement
 
 
-CITED_STATEMENTS: dict[str, Term] = {}
-"""The frozen statement of every claim the kernel checked, by content hash (the kernel
-writes it; a citation concludes exactly this)."""
+_CITED: dict[str, Term] = {}
+CITED_STATEMENTS: Mapping[str, Term] = MappingProxyType(_CITED)
+"""The frozen statement of every claim the kernel checked, by content hash: a read-only
+view (red team 15: a proof wrote into the dict, and a citation concluded what it wrote);
+only the kernel writes it, through the private `_record_cited_statement`."""
+
+
+def _record_cited_statement(digest: str, statement: Term) -> None:
+    """The kernel's record of a checked claim's statement, written as it checks the claim
+    (over anything written before under that hash: the kernel's frozen content is the
+    one a hash names)."""
+    _CITED[digest] = statement
+
 
 register(Cite, {"claim": "claim", "description": "text"}, _cite_conclusion, _cite_decide)
 

@@ -471,3 +471,15 @@ def test_what_the_printer_writes_verbatim_is_checked_first() -> None:
         coq_statement(dataclasses.replace(t2, id="T2_statement : Prop := True. Definition X"))
     with pytest.raises(CoqPrintError, match="not a sympy proposition"):
         coq_statement(dataclasses.replace(t2, statement="x > 0"))
+
+
+def test_a_statement_hook_prints_only_the_claim_it_was_registered_for() -> None:
+    """Red team 15: any claim with the id T12 got T12's Flocq theorems as its Coq
+    statement, whatever it said."""
+    import dataclasses
+
+    x, y = sp.symbols("x y", real=True)
+    impostor = dataclasses.replace(claim_by_id("T12"), statement=x**2 + y**2 >= 2 * x * y)
+    with pytest.raises(CoqPrintError, match="printed for the project's T12 only"):
+        coq_statement(impostor)
+    assert "T12_binary64_statement" in coq_statement(claim_by_id("T12"))

@@ -1623,6 +1623,15 @@ def test_a_sums_display_never_names_its_counter_after_a_symbol_it_holds() -> Non
     assert counter.name != "j" and j_ in total.expression.free_symbols
 
 
+def test_the_cited_statements_are_a_read_only_view() -> None:
+    """Red team 15: a proof wrote `y < 0` into the table Cite reads, and a citation
+    concluded it; the table is now a read-only view the kernel alone writes."""
+    from softmax_dispersion.theory import rules
+
+    with pytest.raises(TypeError):
+        rules.CITED_STATEMENTS["0" * 64] = terms.rel("lt", terms.sym("y"), terms.ZERO)  # type: ignore[index]
+
+
 def test_a_poisoned_assumption_cache_never_reaches_a_decider() -> None:
     """x's cached facts say positive: sympy would cancel Abs(x) - x; the kernel's deciders
     see only a dummy of their own for x."""
