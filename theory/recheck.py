@@ -321,10 +321,16 @@ def _is_seconds(value: object) -> bool:
     return type(value) in (int, float) and 0 <= value < 1e9  # type: ignore[operator]
 
 
-def _only_known_fields(record: Mapping[str, Any], known: frozenset[str], where: str) -> None:
+def _unknown_field(record: Mapping[str, Any], known: frozenset[str]) -> str | None:
+    """The first field of ``record`` outside ``known``, escaped (a zero-width space
+    shows as ``\\u200b``), or ``None``."""
     unknown = sorted(set(record) - known)
-    if unknown:
-        shown = unknown[0].encode("unicode_escape").decode("ascii")[:40]
+    return unknown[0].encode("unicode_escape").decode("ascii")[:40] if unknown else None
+
+
+def _only_known_fields(record: Mapping[str, Any], known: frozenset[str], where: str) -> None:
+    shown = _unknown_field(record, known)
+    if shown is not None:
         raise CertificateFormatError(f"{where} has a field the format does not: '{shown}'")
 
 
@@ -356,9 +362,8 @@ def _readable_steps_problem(
             return f"{where}, step {number}: not a record"
         if not _is_seconds(record.get("seconds", 0)):
             return f"{where}, step {number}: its time is not seconds, 0 or more"
-        unknown = sorted(set(record) - STEP_FIELDS)
-        if unknown:
-            shown = unknown[0].encode("unicode_escape").decode("ascii")[:40]
+        shown = _unknown_field(record, STEP_FIELDS)
+        if shown is not None:
             return f"{where}, step {number}: a field the format does not have: '{shown}'"
         for key in ("rule", "description", "statement", "method"):
             if record.get(key) != expected[key]:

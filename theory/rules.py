@@ -133,40 +133,39 @@ def resolve(definitions: Definitions, ref: SumRef, what: str) -> ResolvedSum:
 
 
 def _resolved_in(context: Context, ref: SumRef, what: str) -> ResolvedSum:
-    """As :func:`resolve`; a value ``A(v)`` also needs its term well-defined at ``v``.
-
-    The term at ``v`` is the kernel's substitution, nothing evaluated: ``exp(τ log x)``
-    at ``τ = 1`` stays ``exp(1 · log x)`` and needs ``x > 0``.
-    """
-    resolved = resolve(context.definitions, ref, what)
-    if ref.at is not None:
-        inside = context.inside(resolved.family) if context.scope is None else context
-        var = resolved.definition.var
-        assert var is not None
-        where = f"{what} at {var} = {show(ref.at)}"
-        require_defined(inside.facts, [resolved.term], where)
-        # The term's own conditions, with the value put in: x**t needs x > 0 for every t,
-        # though x**2, the term at t = 2, needs nothing (red team 11: A(t) = Σ x^t read
-        # at 2 with x = 0 is 0 by substitution, but 1 as Coq's Rpower reads the sum).
-        conditions = [
-            (terms.substitute(condition, {var: ref.at}), name)
-            for condition, name in terms.domain_conditions(resolved.definition.term)
-        ]
-        require_conditions(inside.facts, conditions, where)
-    return resolved
+    """As :func:`resolve`, in a step's context (a value ``A(v)`` it reads was shown
+    well-defined by :func:`require_sum_values_defined` before the rule decides)."""
+    return resolve(context.definitions, ref, what)
 
 
 def require_sum_values_defined(value: object, context: Context) -> None:
     """Every sum a step reads at a value (``A.at(v)``, wherever it sits in the step's
-    inputs) has its term's conditions with ``v`` put in (see :func:`_resolved_in`),
-    checked once for every rule before it decides (red team 12: a rule that resolved its
-    parts itself had skipped the check round 11 added)."""
-    if isinstance(value, SumRef):
-        if value.at is not None:
-            _resolved_in(context, value, f"{value.name} read")
-    elif isinstance(value, (list, tuple)):
+    inputs) is well-defined there, checked once for every rule before it decides (red
+    team 12: a rule that resolved its parts itself had skipped the check).
+
+    The term at ``v`` is the kernel's substitution, nothing evaluated: ``exp(τ log x)``
+    at ``τ = 1`` stays ``exp(1 · log x)`` and needs ``x > 0``.  And the term's own
+    conditions are asked with ``v`` put in: ``x**t`` needs ``x > 0`` for every ``t``,
+    though ``x**2``, the term at ``t = 2``, needs nothing (red team 11: ``A(t) = Σ x^t``
+    read at 2 with ``x = 0`` is 0 by substitution, but 1 as Coq's ``Rpower`` reads it).
+    """
+    if isinstance(value, (list, tuple)):
         for item in value:
             require_sum_values_defined(item, context)
+        return
+    if not isinstance(value, SumRef) or value.at is None:
+        return
+    resolved = resolve(context.definitions, value, f"{value.name} read")
+    inside = context.inside(resolved.family) if context.scope is None else context
+    var = resolved.definition.var
+    assert var is not None
+    where = f"{value.name} read at {var} = {show(value.at)}"
+    require_defined(inside.facts, [resolved.term], where)
+    conditions = [
+        (terms.substitute(condition, {var: value.at}), name)
+        for condition, name in terms.domain_conditions(resolved.definition.term)
+    ]
+    require_conditions(inside.facts, conditions, where)
 
 
 def _free_of_index(expr: Term | None, family: FamilyDef, what: str) -> None:
