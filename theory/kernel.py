@@ -635,9 +635,10 @@ class Claim:
         """The claim as data: what the kernel checks and a certificate records.
 
         Raises the kernel's error (an :class:`ExpressionError`, a
-        :class:`DefinitionError`) for a claim outside the kernel's language.
+        :class:`DefinitionError`) for a claim outside the kernel's language or a proof
+        that cannot be built.
         """
-        return _content_of(self, tuple(self.proof()) if steps is None else steps)
+        return _content_of(self, _built_proof(self.proof) if steps is None else steps)
 
     def content_hash(self) -> str:
         """The SHA-256 of :meth:`content`: what a citation or a certificate refers to."""
@@ -709,6 +710,17 @@ def _freeze(
     )
 
 
+def _built_proof(proof: Any) -> tuple[Step, ...]:
+    """The steps a proof callable returns; a proof that cannot even be built (it raises,
+    returns None or no sequence) proves nothing and says so in the kernel's error."""
+    try:
+        return tuple(proof())
+    except Exception as error:
+        raise ExpressionError(
+            f"the proof could not be built: {type(error).__name__}: {error}"
+        ) from error
+
+
 def _content_of(claim: Claim, steps: Sequence[Step]) -> dict[str, Any]:
     data = _read_fields(claim)
     cites = {id(c): c.content_hash() for c in data["cites"]}
@@ -738,12 +750,9 @@ def _check_claim(claim: Claim, cache: dict[str, ClaimResult] | None) -> ClaimRes
             cited_results.append(outcome)
             cites[id(cited)] = outcome.content_hash
         try:
-            proof = data["proof"]
-            steps = tuple(proof())
-        except Exception as error:  # a proof that cannot even be built proves nothing
-            return _failed(
-                claim, start, f"the proof could not be built: {type(error).__name__}: {error}"
-            )
+            steps = _built_proof(data["proof"])
+        except ExpressionError as error:
+            return _failed(claim, start, str(error))
         try:
             if not all(cites.values()):
                 failed = [r for r in cited_results if not r.content_hash]

@@ -236,6 +236,15 @@ def test_claim_must_conclude_its_statement_and_cite_verified_claims() -> None:
     assert not citing.check().verified
 
 
+@pytest.mark.parametrize("proof", [lambda: None, lambda: 1 / 0, lambda: 3])
+def test_a_proof_that_cannot_be_built_fails_in_check_and_content(proof: object) -> None:
+    claim = Claim("P", "", sp.Le(a, a + 1), [], "test", proof, witness={})  # type: ignore[arg-type]
+    result = claim.check()
+    assert not result.verified and result.problem.startswith("the proof could not be built")
+    with pytest.raises(kernel.ExpressionError, match="the proof could not be built"):
+        claim.content()
+
+
 def test_doctests() -> None:
     for module in (kernel, rules, calculus, definitions):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
