@@ -66,6 +66,7 @@ from typing import Any
 import sympy as sp
 from sympy.core.function import AppliedUndef, UndefinedFunction
 
+from softmax_dispersion.theory._expressions import Converter, ExpressionError
 from softmax_dispersion.theory.kernel import Claim, Let, RealRoot, SumOver
 
 __all__ = [
@@ -1006,6 +1007,12 @@ def _check_printable(claim: Claim) -> None:
     for part in parts:
         if not isinstance(part, sp.Basic):
             raise CoqPrintError(f"{claim_id}: {type(part).__name__} is not a sympy proposition")
+        # Only what the kernel can read is printed (red team 16: a number beyond the
+        # kernel's 4096 bits raised Python's digit limit from deep inside sympy's printer).
+        try:
+            Converter().formula(part, f"{claim_id}")
+        except ExpressionError as error:
+            raise CoqPrintError(str(error)) from None
 
 
 _COQ_ID = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")

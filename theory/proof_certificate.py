@@ -157,6 +157,14 @@ def readable_steps(frozen: FrozenClaim, definitions: Definitions) -> list[dict[s
     return [record(step) for step in frozen.steps]
 
 
+def _one_line(detail: str) -> str:
+    """A decider's account as one line of printable text, at most 10,000 characters
+    (what ``recheck`` accepts in a file: a counterexample may span lines)."""
+    text = " ".join(detail.split())
+    text = "".join(c if c.isprintable() else "\N{REPLACEMENT CHARACTER}" for c in text)
+    return text if len(text) <= 10_000 else text[:9_999] + "…"
+
+
 def _step_record(readable: dict[str, Any], result: StepResult | None) -> dict[str, Any]:
     record = {
         "rule": readable["rule"],
@@ -165,7 +173,7 @@ def _step_record(readable: dict[str, Any], result: StepResult | None) -> dict[st
         "method": readable["method"],
         "verdict": "verified" if result and result.verified else "failed",
         "verified": bool(result and result.verified),
-        "detail": result.detail if result else "",
+        "detail": _one_line(result.detail) if result else "",
         "seconds": round(result.seconds, 4) if result else 0.0,
     }
     subs = readable.get("substeps")

@@ -105,7 +105,8 @@ def budget_for(size: int) -> float:
 
 LABELS_NOTE = (
     "re-decided: each statement under its assumptions and definitions; a claim's title, "
-    "source and descriptions are its author's words, not re-decided"
+    "source and descriptions, and the details recorded for its steps, are its author's "
+    "words, not re-decided"
 )
 """What recheck decides, said under every report (red team 13: an edited title, "… for
 every n >= 1 (no size condition needed)", rechecked as the claim it misdescribed)."""
@@ -365,6 +366,14 @@ def _readable_steps_problem(
         shown = _unknown_field(record, STEP_FIELDS)
         if shown is not None:
             return f"{where}, step {number}: a field the format does not have: '{shown}'"
+        if "detail" in record:
+            # the decider's account is the author's words (recheck prints its own): but
+            # it is read, so it is text that prints as itself (red team 16: a newline
+            # that forged a report line, a right-to-left override, a number, 20 MB)
+            try:
+                check_text(record["detail"], "its detail")
+            except ValueError as error:
+                return f"{where}, step {number}: {error}"
         for key in ("rule", "description", "statement", "method"):
             if record.get(key) != expected[key]:
                 return (

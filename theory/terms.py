@@ -1361,14 +1361,28 @@ def _negated(term: Term, names: tuple[str, ...]) -> tuple[bool, str]:
     return False, _paren(shown, _precedence(term), _PREC_ADD + 1) if term[0] == "add" else shown
 
 
-def _show_product(factors: tuple[Term, ...], names: tuple[str, ...], inner: bool = False) -> str:
+def _folded(factors: tuple[Term, ...]) -> Fraction | None:
+    """The product of the numeric factors, or None when it is beyond a number of a term
+    (the factors are then printed as they stand: the printer never makes a number longer
+    than those it was given)."""
     coefficient = Fraction(1)
-    top: list[str] = []
-    bottom: list[str] = []
     for factor in factors:
         value = value_of(factor)
         if value is not None:
             coefficient *= value
+            if not _fits(coefficient):
+                return None
+    return coefficient
+
+
+def _show_product(factors: tuple[Term, ...], names: tuple[str, ...], inner: bool = False) -> str:
+    folded = _folded(factors)
+    coefficient = Fraction(1) if folded is None else folded
+    top: list[str] = []
+    bottom: list[str] = []
+    for factor in factors:
+        value = value_of(factor)
+        if value is not None and folded is not None:
             continue
         k = integer_exponent(factor)
         if k is not None and k < 0 and factor[2][0] == "mul":

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
             ],
             # the versions this recheck ran on, and apart from them what the file says
             # its certificate was made with (a claim, not checked)
-            "not_re_decided": ["title", "source", "descriptions", "formulas"],
+            "not_re_decided": ["title", "source", "descriptions", "details", "formulas"],
             "tools": tool_versions(),
             "recorded_tools": report.tools,
         }

@@ -38,6 +38,8 @@ BAD_INPUT: list[tuple[list[str], str] | tuple[list[str], str, str]] = [
     (["prove", "T1", "--at", "epsilon=1"], "--at: epsilon must be a number strictly between"),
     (["prove", "T1", "--at", "n=1.5"], "--at: n must be an integer >= 1"),
     (["prove", "T1", "--at", "n=1e5000", "delta=1", "theta=1"], "n must have at most 4300 digits"),
+    (["prove", "T4", "--at", "epsilon=0.5", "delta=1e400", "theta=1"], "at most 400 digits"),
+    (["prove", "T4", "--at", "epsilon=0.5", "delta=1", "theta=1e-400"], "at most 400 digits"),
     (["prove", "T2", "--at", "n"], "--at expects NAME=VALUE"),
     (["prove", "T1", "--at", "foo=1"], "--at: unknown parameter 'foo'"),
     (["prove", "T1", "--at", "=5"], "--at: unknown parameter ''"),

@@ -62,6 +62,18 @@ def test_at_evaluates_formulas_exactly(capsys: pytest.CaptureFixture[str]) -> No
     assert "dispersion_size = 1 + 99*exp(5) ≈ 14693.9027511551" in capsys.readouterr().out
 
 
+def test_at_puts_in_values_unevaluated_where_a_power_would_pass_4096_bits(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Red team 16: at n = 2, s = delta = 1000 the exact value of n**(delta*s) has a million
+    bits, and printing it raised Python's digit limit; at n = 16 it is still computed."""
+    assert main(["prove", "T10", "--at", "n=2", "s=1000", "delta=1000"]) == 0
+    out = capsys.readouterr().out
+    assert "= 2**(1000*1000)/(-1 + 2 + 2**(1000*1000)) ≈ 1.00000000000000" in out
+    assert main(["prove", "T10", "--at", "n=16", "s=1", "delta=2"]) == 0
+    assert "length_scaled_spike_max = 256/271 ≈ 0.944649446494465" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -997,11 +997,67 @@ def test_recheck_says_titles_and_sources_are_not_re_decided(
     """Red team 13: a title edited to misdescribe its statement (content, readable field
     and hash made consistent) rechecks; the report must say what it did not decide."""
     assert main(["recheck", str(_write(tmp_path, certificate))]) == 0
-    assert "title, source and descriptions are its author's words" in capsys.readouterr().out
+    assert (
+        "and the details recorded for its steps, are its author's words" in capsys.readouterr().out
+    )
     assert main(["recheck", "--json", str(_write(tmp_path, certificate))]) == 0
     assert json.loads(capsys.readouterr().out)["not_re_decided"] == [
         "title",
         "source",
         "descriptions",
+        "details",
         "formulas",
     ]
+
+
+@pytest.mark.parametrize(
+    ("detail", "message"),
+    [
+        ("proved\nT4     FAILED: forged report line", "'0xa'"),
+        ("verified \u202e1 = 2", "RIGHT-TO-LEFT OVERRIDE"),
+        ("nul \x00 inside", "'0x0'"),
+        (5, "must be text, not int"),
+        ("x" * 20_000, "longer than 10000 characters"),
+    ],
+)
+def test_a_steps_detail_must_be_text_that_prints_as_itself(
+    certificate: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    detail: object,
+    message: str,
+) -> None:
+    """Red team 16: a step's detail (outside the hashed content) held a newline and a
+    forged report line, a right-to-left override, a NUL, a number and 20 MB, each
+    rechecked with exit 0. A detail is the author's words (recheck prints its own, and
+    says so), but it is read: it must be text that prints as itself."""
+    edited, t2 = _edit(certificate, "T2")
+    t2["steps"][0]["detail"] = detail
+    assert main(["recheck", str(_write(tmp_path, edited))]) == 1
+    line = _one_line(capsys)
+    assert "T2, step 1: its detail" in line and message in line, line
+
+
+def test_the_kernels_own_details_are_written_as_one_printable_line() -> None:
+    from softmax_dispersion.theory.proof_certificate import _one_line as one_line
+
+    assert one_line("x = 1,\n y = 2") == "x = 1, y = 2"
+    assert one_line("a\u202eb") == "a\N{REPLACEMENT CHARACTER}b"
+    assert len(one_line("z" * 20_000)) == 10_000
+
+
+def test_a_product_of_large_numbers_is_shown_factor_by_factor(
+    certificate: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Red team 16: four numbers of 4001 bits each (each within the 4096-bit limit) in one
+    product were multiplied by the printer into 4,800 digits, past Python's limit on
+    turning an integer into text: recheck printed a traceback. The printer never makes a
+    number longer than the ones it is given: the file now fails on its readable
+    statement, in one line."""
+    big = 2**4000 + 1
+    edited, t2 = _edit(certificate, "T2")
+    product = ["mul", *[["num", big, 1]] * 4, ["sym", "n"]]
+    t2["content"]["statement"] = ["gt", product, ["num", 0, 1]]
+    _rehash(t2)
+    assert main(["recheck", str(_write(tmp_path, edited))]) == 1
+    assert "the readable statement is not the content's" in _one_line(capsys)

@@ -483,3 +483,14 @@ def test_a_statement_hook_prints_only_the_claim_it_was_registered_for() -> None:
     with pytest.raises(CoqPrintError, match="printed for the project's T12 only"):
         coq_statement(impostor)
     assert "T12_binary64_statement" in coq_statement(claim_by_id("T12"))
+
+
+def test_a_number_the_kernel_refuses_is_a_coq_print_error() -> None:
+    """Red team 16: 2**15000 in a statement raised Python's digit limit from inside
+    sympy's printer; the printer prints only what the kernel can read."""
+    from softmax_dispersion.theory.kernel import Claim
+
+    x = sp.Symbol("x", real=True)
+    claim = Claim("CB", "", sp.Gt(sp.Integer(2) ** 15000 * x, 0), [sp.Gt(x, 0)], "test", list)
+    with pytest.raises(CoqPrintError, match="a number beyond 4096 bits"):
+        coq_statement(claim)

@@ -1632,6 +1632,21 @@ def test_the_cited_statements_are_a_read_only_view() -> None:
         rules.CITED_STATEMENTS["0" * 64] = terms.rel("lt", terms.sym("y"), terms.ZERO)  # type: ignore[index]
 
 
+def test_a_product_of_large_numbers_is_checked_and_shown_factor_by_factor() -> None:
+    """Red team 16: four numbers of 4001 bits (each within the limit) in one product made
+    the printer multiply them into 4,800 digits, past Python's limit on turning an integer
+    into text, and check() raised. The printer never makes a number longer than those it
+    is given; a product within the limit is still folded."""
+    big = sp.Integer(2**4000 + 1)
+    product = sp.Mul(big, big, big, big, x, evaluate=False)
+    statement = sp.Gt(product, 0, evaluate=False)
+    result = claim(statement, [Implied(statement, "")], [sp.Gt(x, 0)], witness={x: 1}).check()
+    assert result.verified, result.problem
+    shown = terms.show(terms.mul(*[terms.num(2**4000 + 1)] * 4, terms.sym("x")))
+    assert shown.count(str(2**4000 + 1)) == 4
+    assert terms.show(terms.mul(terms.num(2), terms.num(3), terms.sym("x"))) == "6*x"
+
+
 def test_a_poisoned_assumption_cache_never_reaches_a_decider() -> None:
     """x's cached facts say positive: sympy would cancel Abs(x) - x; the kernel's deciders
     see only a dummy of their own for x."""
