@@ -1647,6 +1647,79 @@ def test_a_product_of_large_numbers_is_checked_and_shown_factor_by_factor() -> N
     assert terms.show(terms.mul(terms.num(2), terms.num(3), terms.sym("x"))) == "6*x"
 
 
+_SQRT_MINUS_ONE = sp.Pow(-1, sp.Rational(1, 2), evaluate=False)
+
+
+@pytest.mark.parametrize(
+    ("statement", "assumptions", "condition"),
+    [
+        # Euler's identity denied, as read: exp(i*pi) + 1 != 0
+        (
+            sp.Ne(
+                sp.Add(
+                    sp.exp(sp.Mul(sp.pi, _SQRT_MINUS_ONE, evaluate=False), evaluate=False),
+                    1,
+                    evaluate=False,
+                ),
+                0,
+                evaluate=False,
+            ),
+            [],
+            "the base -1 of sqrt(-1) >= 0",
+        ),
+        (sp.Ne(sp.exp(sp.log(-1, evaluate=False), evaluate=False), -1), [], "log(-1) > 0"),
+        # sqrt(x)**2 != x for x < 0: false as a reader of complex numbers reads it
+        (
+            sp.Ne(sp.Pow(sp.sqrt(x), 2, evaluate=False), x, evaluate=False),
+            [sp.Lt(x, 0)],
+            "sqrt(x) >= 0",
+        ),
+        # 1/x != 1/x + 1 at x = 0 holds of an unspecified number only
+        (sp.Ne(1 / x, 1 / x + 1, evaluate=False), [sp.Eq(x, 0)], "the denominator x != 0"),
+    ],
+)
+def test_a_statement_true_only_of_an_unspecified_value_is_refused(
+    statement: sp.Basic, assumptions: list[sp.Basic], condition: str
+) -> None:
+    """Red team 16: statements true only because the kernel reads sqrt(-1), log(-1) or 1/0
+    as an unspecified real verified, and read as false (Euler's identity denied). Every
+    partial operation of a statement must now be inside its domain where the assumptions
+    hold."""
+    witness = {x: -1 if assumptions and assumptions[0] == sp.Lt(x, 0) else 0}
+    rejected(
+        claim(statement, [Implied(statement, "")], assumptions, witness=witness),
+        "the statement is not defined where the assumptions hold",
+        condition,
+    )
+
+
+def test_a_statement_defined_through_a_step_verifies() -> None:
+    """The definedness of a statement may rest on what the steps showed: 1/x > 0 once x > 0
+    is concluded from x = 2 (a fact, not an assumption, in this check)."""
+    statement = sp.Gt(1 / x, 0, evaluate=False)
+    steps = [Implied(sp.Gt(x, 0), "x = 2"), Implied(statement, "")]
+    result = claim(statement, steps, [sp.Eq(x, 2)], witness={x: 2}).check()
+    assert result.verified, result.problem
+
+
+@pytest.mark.parametrize("steps", [1, 16])
+def test_a_claim_of_many_large_terms_is_refused_before_it_is_hashed(steps: int) -> None:
+    """Red team 16: sixteen steps on one shared chain of 2^17 nodes, each term within the
+    limit, took a minute and 1.4 GB (the certificate, 80 MB, passed recheck's limit on a
+    file). The whole claim now weighs no more than one term may, checked as it is read."""
+    chain = x
+    for _ in range(17):
+        chain = sp.Add(sp.Mul(chain, chain, evaluate=False), 1, evaluate=False)
+    goal = sp.Gt(chain, 0, evaluate=False)
+    rejected(
+        claim(
+            goal, [Implied(goal, f"z3 {k}") for k in range(steps)], [sp.Gt(x, 1)], witness={x: 2}
+        ),
+        "the claim is too large: its terms weigh",
+        f"beyond {terms.MAX_WEIGHT}",
+    )
+
+
 def test_a_poisoned_assumption_cache_never_reaches_a_decider() -> None:
     """x's cached facts say positive: sympy would cancel Abs(x) - x; the kernel's deciders
     see only a dummy of their own for x."""
