@@ -692,7 +692,10 @@ class CoqPrinter:
         base, power = e.args
         if power.is_Integer:
             if power < 0:
-                return f"1 / {self._wrap(self._expr(sp.Pow(base, -power)), MUL - 1)}", MUL
+                # built unevaluated: sympy would compute a number's power (red team 17:
+                # (2**20 - 1)**(-1000) became 6000 digits, past Python's limit on printing)
+                positive = sp.Pow(base, -power, evaluate=False)
+                return f"1 / {self._wrap(self._expr(positive), MUL - 1)}", MUL
             return f"{self._wrap(self._expr(base), POW - 1)} ^ {int(power)}", POW
         if power == sp.Rational(1, 2):
             # Coq's sqrt is 0 at 0, where Rpower 0 (1/2) = exp (1/2 * ln 0) would be 1.

@@ -84,6 +84,7 @@ from softmax_dispersion.theory.definitions import (
     Family,
     FamilyDef,
     Let,
+    LetDef,
     RealRoot,
     SumAt,
     SumDef,
@@ -1063,7 +1064,9 @@ def _verdict(
         problems.append("the last step does not conclude the statement")
     else:
         problems += _derivatives_not_shown(frozen.statement, end.differentiable)
-        problems += _undefined_in_statement(frozen.statement, [*facts, *conclusions[:-1]])
+        shown = [*facts, *conclusions[:-1]]
+        problems += _undefined_in_statement(frozen.statement, shown)
+        problems += _undefined_in_definitions(definitions, shown)
     return not problems, "; ".join(problems), results, witness, definitions
 
 
@@ -1084,19 +1087,44 @@ def _undefined_in_statement(statement: Term, facts: Sequence[Term]) -> list[str]
     return []
 
 
+def _undefined_in_definitions(definitions: Definitions, facts: Sequence[Term]) -> list[str]:
+    """What a defined symbol stands for is defined, as the statement must be: a ``Let``'s
+    expression, a family's domain and member, a sum's term wherever its family's domain
+    holds (red team 17: ``y = sqrt(z)`` with ``z = -1 -> exp(pi*y) != z`` verified:
+    round 16's Euler statement with its square root moved into a definition)."""
+    parts: list[tuple[str, list[Term], list[Term]]] = []
+    for item in definitions.items:
+        if isinstance(item, LetDef):
+            parts.append((f"the definition of {item.name}", [item.expression], []))
+        elif isinstance(item, SumDef):
+            family = item.family
+            parts.append(
+                (f"the family of {item.name}", [*family.domain, *(family.member or ())], [])
+            )
+            parts.append((f"the term of {item.name}", [item.term], list(family.domain)))
+    for what, exprs, inside in parts:
+        try:
+            require_defined(
+                [*facts, *inside], exprs, f"{what} is not defined where the assumptions hold"
+            )
+        except ProofError as error:
+            return [str(error)]
+    return []
+
+
 def _derivatives_not_shown(statement: Term, shown: frozenset[Term]) -> list[str]:
-    """An equation of a derivative in the statement says the derivative exists (as a
-    reader reads ``f'(x) = g``, and as Coq prints it: ``is_derive``); only a derivative
-    rule shows that.  Facts about a derivative otherwise hold of it as of any number."""
+    """Every derivative in the statement exists, shown by a derivative rule
+    (Differentiate, SumDerivative).  An equation ``f'(x) = g`` says it exists (as a reader
+    reads it, and as Coq prints it: ``is_derive``), and a derivative where none exists is
+    an unspecified real, which a reader computes otherwise (red team 17: the square of
+    d/dx sqrt(x) at -1 is not -1/4, verified; a reader gets (-i/2)^2).  Facts about a
+    derivative's value alone never show it exists."""
     for node in terms.walk(statement):
-        if node[0] != "eq":
-            continue
-        for side in node.children:
-            if side[0] == "der" and terms.canonical(side) not in shown:
-                return [
-                    f"the statement equates {terms.show(side)} with a value, which says it "
-                    "exists, but no derivative rule (Differentiate, SumDerivative) shows it"
-                ]
+        if node[0] == "der" and terms.canonical(node) not in shown:
+            return [
+                f"the statement holds the derivative {terms.show(node)}, which no "
+                "derivative rule (Differentiate, SumDerivative) shows to exist"
+            ]
     return []
 
 

@@ -494,3 +494,14 @@ def test_a_number_the_kernel_refuses_is_a_coq_print_error() -> None:
     claim = Claim("CB", "", sp.Gt(sp.Integer(2) ** 15000 * x, 0), [sp.Gt(x, 0)], "test", list)
     with pytest.raises(CoqPrintError, match="a number beyond 4096 bits"):
         coq_statement(claim)
+
+
+def test_a_negative_power_of_a_large_number_prints_unevaluated() -> None:
+    """Red team 17: (2**20 - 1)**(-1000) was printed as 1 / (its positive power, computed):
+    6000 digits, past Python's limit on printing an integer, a bare ValueError."""
+    from softmax_dispersion.theory.kernel import Claim
+
+    y = sp.Symbol("y", real=True)
+    tiny = sp.Pow(2**20 - 1, -1000, evaluate=False)
+    claim = Claim("NP", "", sp.Gt(y + 1, tiny), [sp.Ge(y, 0)], "test", list)
+    assert "1 / 1048575 ^ 1000" in coq_statement(claim)

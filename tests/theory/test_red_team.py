@@ -22,6 +22,7 @@ from softmax_dispersion.theory import composition, terms
 from softmax_dispersion.theory._core import Context, Step
 from softmax_dispersion.theory.dispersion import T1, S, other_logits, other_terms
 from softmax_dispersion.theory.kernel import (
+    Assume,
     Cite,
     Claim,
     ClaimResult,
@@ -1486,13 +1487,13 @@ def test_a_derivative_squeezed_to_zero_does_not_exist_for_that() -> None:
     statement = sp.Eq(_slope, 0)
     rejected(
         claim(statement, [Implied(statement, "")], [sp.Le(_slope, 0), sp.Ge(_slope, 0)]),
-        "which says it exists, but no derivative rule",
+        "which no derivative rule (Differentiate, SumDerivative) shows to exist",
     )
 
 
 def test_trichotomy_of_a_derivative_is_not_differentiability() -> None:
     statement = sp.Or(sp.Eq(_slope, 1), sp.Gt(_slope, 1), sp.Lt(_slope, 1))
-    rejected(claim(statement, [Implied(statement, "")]), "which says it exists")
+    rejected(claim(statement, [Implied(statement, "")]), "shows to exist")
 
 
 @pytest.mark.parametrize(
@@ -1718,6 +1719,63 @@ def test_a_claim_of_many_large_terms_is_refused_before_it_is_hashed(steps: int) 
         "the claim is too large: its terms weigh",
         f"beyond {terms.MAX_WEIGHT}",
     )
+
+
+_z, _y = sp.symbols("z y", real=True)
+_ONE_ZERO = Family("one", (x,), sp.Integer(1), (sp.Eq(x, 0),), "one member, 0", member=(0,))
+
+
+@pytest.mark.parametrize(
+    ("definition", "hypothesis", "conclusion", "where"),
+    [
+        # with y = sqrt(z): z = -1 implies exp(pi*y) != z (Euler's identity denied)
+        (Let(_y, sp.sqrt(_z)), sp.Eq(_z, -1), sp.Ne(sp.exp(sp.pi * _y), _z), "definition of y"),
+        (Let(_y, sp.log(_z)), sp.Lt(_z, 0), sp.Ne(sp.exp(_y), _z), "definition of y"),
+        (Let(_y, 1 / _z), sp.Eq(_z, 0), sp.Ne(_y * _z, 1), "definition of y"),
+        (SumOver(S, sp.sqrt(_z) + x, _ONE_ZERO), sp.Lt(_z, 0), sp.Ne(S**2, _z), "term of S"),
+        (
+            SumOver(
+                S,
+                x,
+                Family("root", (x,), 1, (sp.Eq(x, sp.sqrt(_z)),), "", member=(sp.sqrt(_z),)),
+            ),
+            sp.Lt(_z, 0),
+            sp.Ne(S**2, _z),
+            "family of S",
+        ),
+    ],
+)
+def test_a_definition_true_only_of_an_unspecified_value_is_refused(
+    definition: Any, hypothesis: sp.Basic, conclusion: sp.Basic, where: str
+) -> None:
+    """Red team 17: round 16's statements came back with the square root (the logarithm,
+    the division) moved into a Let, a sum's term or a family's domain. What a defined
+    symbol stands for must be defined where the assumptions hold, as the statement must."""
+    statement = sp.Implies(hypothesis, conclusion)
+    steps = [Assume(hypothesis, [Implied(conclusion, "")], "case")]
+    witness = {_z: 1, x: 0} if isinstance(definition, SumOver) else {_z: 1}
+    rejected(
+        claim(statement, steps, definitions=(definition,), witness=witness),
+        f"the {where} is not defined where the assumptions hold",
+    )
+
+
+_SLOPE = sp.Subs(sp.Derivative(sp.sqrt(x), x), x, -1)
+_SLOPE_2 = sp.Subs(sp.Derivative(2 * sp.sqrt(x), x), x, -1)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        sp.Ne(_SLOPE**2, sp.Rational(-1, 4), evaluate=False),
+        sp.Ne(sp.exp(sp.pi * _SLOPE_2), -1, evaluate=False),
+    ],
+)
+def test_a_derivative_in_a_statement_must_be_shown_to_exist(statement: sp.Basic) -> None:
+    """Red team 17: (d/dx sqrt(x) at -1)**2 != -1/4 verified: the derivative, which does not
+    exist, is an unspecified real (a square, so >= 0), and a reader computes -i/2; with
+    2*sqrt(x), exp(pi*(-i)) != -1 denied Euler's identity once more."""
+    rejected(claim(statement, [Implied(statement, "")]), "shows to exist")
 
 
 def test_a_poisoned_assumption_cache_never_reaches_a_decider() -> None:
