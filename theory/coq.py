@@ -694,7 +694,7 @@ class CoqPrinter:
             if power < 0:
                 # built unevaluated: sympy would compute a number's power (red team 17:
                 # (2**20 - 1)**(-1000) became 6000 digits, past Python's limit on printing)
-                positive = sp.Pow(base, -power, evaluate=False)
+                positive = base if power == -1 else sp.Pow(base, -power, evaluate=False)
                 return f"1 / {self._wrap(self._expr(positive), MUL - 1)}", MUL
             return f"{self._wrap(self._expr(base), POW - 1)} ^ {int(power)}", POW
         if power == sp.Rational(1, 2):

@@ -1019,7 +1019,7 @@ def _verdict(
     """Decide a frozen claim: structure, witness, citations, then every step."""
     if frozen.error:
         return False, frozen.error, [], "", None
-    too_large = _too_large(frozen)
+    too_large = _too_large(frozen)  # a claim read from a certificate meets it here
     if too_large:
         return False, too_large, [], "", None
     try:
@@ -1064,35 +1064,23 @@ def _verdict(
         problems.append("the last step does not conclude the statement")
     else:
         problems += _derivatives_not_shown(frozen.statement, end.differentiable)
-        shown = [*facts, *conclusions[:-1]]
-        problems += _undefined_in_statement(frozen.statement, shown)
-        problems += _undefined_in_definitions(definitions, shown)
+        problems += _undefined_parts(frozen.statement, definitions, [*facts, *conclusions[:-1]])
     return not problems, "; ".join(problems), results, witness, definitions
 
 
-def _undefined_in_statement(statement: Term, facts: Sequence[Term]) -> list[str]:
-    """Every partial operation of the statement is inside its domain where the
-    assumptions hold (with what the steps before the last showed).  The kernel reads
-    sqrt(-1), log(0) or 1/0 as an unspecified real, and a statement true only of such a
-    number reads otherwise to a person (red team 16: ``exp(pi*sqrt(-1)) + 1 != 0``
-    verified: Euler's identity denied, as read).  Assumptions are not held to this yet
-    (trust.md, round 16): three of the claims' assumptions are defined only through
-    facts no step shows."""
-    try:
-        require_defined(
-            facts, [statement], "the statement is not defined where the assumptions hold"
-        )
-    except ProofError as error:
-        return [str(error)]
-    return []
+def _undefined_parts(statement: Term, definitions: Definitions, facts: Sequence[Term]) -> list[str]:
+    """Every partial operation of the statement, and of what each defined symbol stands
+    for (a ``Let``'s expression, a family's domain and member, a sum's term wherever its
+    family's domain holds), is inside its domain where the assumptions hold, with what the
+    steps before the last showed.
 
-
-def _undefined_in_definitions(definitions: Definitions, facts: Sequence[Term]) -> list[str]:
-    """What a defined symbol stands for is defined, as the statement must be: a ``Let``'s
-    expression, a family's domain and member, a sum's term wherever its family's domain
-    holds (red team 17: ``y = sqrt(z)`` with ``z = -1 -> exp(pi*y) != z`` verified:
-    round 16's Euler statement with its square root moved into a definition)."""
-    parts: list[tuple[str, list[Term], list[Term]]] = []
+    The kernel reads sqrt(-1), log(0) or 1/0 as an unspecified real, and a claim true
+    only of such a number reads otherwise to a person (red team 16: ``exp(pi*sqrt(-1)) +
+    1 != 0`` verified: Euler's identity denied, as read; red team 17: the same with
+    ``y = sqrt(z)`` a definition).  Assumptions are not held to this yet (trust.md, round
+    16): three of the claims' assumptions are defined only through facts no step shows.
+    """
+    parts: list[tuple[str, list[Term], list[Term]]] = [("the statement", [statement], [])]
     for item in definitions.items:
         if isinstance(item, LetDef):
             parts.append((f"the definition of {item.name}", [item.expression], []))

@@ -505,3 +505,12 @@ def test_a_negative_power_of_a_large_number_prints_unevaluated() -> None:
     tiny = sp.Pow(2**20 - 1, -1000, evaluate=False)
     claim = Claim("NP", "", sp.Gt(y + 1, tiny), [sp.Ge(y, 0)], "test", list)
     assert "1 / 1048575 ^ 1000" in coq_statement(claim)
+
+
+@pytest.mark.parametrize("claim_id", sorted(ALL_FORMALISED))
+def test_a_reciprocal_prints_as_one_over_its_base(claim_id: str) -> None:
+    """The unevaluated positive power of a negative power must not print x⁻¹ as
+    1 / x ^ 1: Coq reads that as another term, and T13's proof stopped compiling."""
+    import re
+
+    assert not re.search(r"\^ 1\b", coq_statement(claim_by_id(claim_id)))
