@@ -91,20 +91,27 @@ _bounded = [sp.Gt(theta, 0), sp.Ge(n, 1), sp.Le(m, e_k), sp.Le(e_k, M)]
 witness = {theta: 1, n: 2, m: 0, M: 1, e_k: 0, e_j: 0}
 
 
+def other_terms_summed(description: str) -> SumOfTerms:
+    """The sum S of the other logits' terms lies between (n−1)·exp(m/θ) and
+    (n−1)·exp(M/θ), each term bounded by exp being increasing (T1's step; T4 shows S
+    positive with it)."""
+    return SumOfTerms(
+        other_terms,
+        sp.exp(m / theta),
+        sp.exp(M / theta),
+        description,
+        termwise=(
+            ExpMonotone(m, e_j, "exp is increasing: lower end for each other term", theta),
+            ExpMonotone(e_j, M, "exp is increasing: upper end for each other term", theta),
+        ),
+    )
+
+
 def _t1_proof() -> list[Step]:
     return [
         ExpMonotone(m, e_k, "exp is increasing: lower end for t_k = exp(e_k/θ)", theta),
         ExpMonotone(e_k, M, "exp is increasing: upper end for t_k", theta),
-        SumOfTerms(
-            other_terms,
-            sp.exp(m / theta),
-            sp.exp(M / theta),
-            "sum the termwise bounds over the n − 1 other logits",
-            termwise=(
-                ExpMonotone(m, e_j, "exp is increasing: lower end for each other term", theta),
-                ExpMonotone(e_j, M, "exp is increasing: upper end for each other term", theta),
-            ),
-        ),
+        other_terms_summed("sum the termwise bounds over the n − 1 other logits"),
         Identity(spike_coefficient, _upper, "the spike attains the upper bound"),
         Identity(dip_coefficient, _lower, "the dip attains the lower bound"),
         Implied(T1.statement, "t/(t+S) grows with t and falls with S: both bounds follow"),

@@ -21,6 +21,7 @@ from softmax_dispersion.theory.dispersion import (
     coefficient,
     dispersion_upper,
     other_terms,
+    other_terms_summed,
     spike_coefficient,
 )
 from softmax_dispersion.theory.formulas import formula
@@ -32,7 +33,6 @@ from softmax_dispersion.theory.kernel import (
     Implied,
     LogMonotone,
     Step,
-    SumOfTerms,
 )
 from softmax_dispersion.theory.symbols import M, delta, e_j, e_k, eps, m, n, theta
 
@@ -65,16 +65,7 @@ def _t4_proof() -> list[Step]:
             "c/(c+n−1) <= ε  iff  c(1−ε) <= ε(n−1)  iff  n >= n*(ε)",
         ),
         Cite(T1, "T1: every coefficient lies between T1's bounds; the spike attains the upper"),
-        SumOfTerms(
-            other_terms,
-            sp.exp(m / theta),
-            sp.exp(M / theta),
-            "the other logits' sum is positive: the coefficient is defined",
-            termwise=(
-                ExpMonotone(m, e_j, "exp is increasing: lower end for each other term", theta),
-                ExpMonotone(e_j, M, "exp is increasing: upper end for each other term", theta),
-            ),
-        ),
+        other_terms_summed("the other logits' sum is positive: the coefficient is defined"),
         Implied(T4.statement, "T1 bounds every coefficient by c/(c+n−1); the spike attains it"),
     ]
 
