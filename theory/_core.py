@@ -262,6 +262,17 @@ class Context:
             differentiable=self.differentiable | {terms.canonical(d) for d in derivatives},
         )
 
+    def with_only(self, facts: Sequence[Term]) -> Context:
+        """The same context with ``facts`` its only facts (and no derivative known)."""
+        return Context(
+            facts=list(facts),
+            definitions=self.definitions,
+            runner=self.runner,
+            scope=self.scope,
+            naturals=self.naturals,
+            citations=self.citations,
+        )
+
 
 def held_fixed(context: Context, exprs: Sequence[Term], var: str, binder: str) -> None:
     """No defined symbol in ``exprs`` varies with ``var``, which ``binder`` binds.

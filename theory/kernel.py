@@ -303,6 +303,24 @@ def _run_steps_to_end(
     return results, conclusions, all(r.verified for r in results), current
 
 
+def _leading_conclusions(
+    steps: Sequence[FrozenStep], context: Context
+) -> tuple[list[Term], frozenset[Term]]:
+    """The conclusions of the steps up to the first that fails in ``context``, and the
+    derivatives they show to exist."""
+    conclusions: list[Term] = []
+    current = context
+    for step in steps:
+        result, conclusion = _check_one(step, current)
+        if not result.verified or conclusion is None:
+            break
+        conclusions.append(conclusion)
+        rule = _RULES_BY_NAME.get(step.rule)
+        shown = LOGIC[rule].proves_derivative if rule is not None else False
+        current = current.with_facts([conclusion], [conclusion[2]] if shown else [])
+    return conclusions, current.differentiable
+
+
 def _failed_step(step: Step, problem: str, start: float) -> StepResult:
     description = step.__dict__.get("description", "") if hasattr(step, "__dict__") else ""
     return StepResult(
@@ -1054,6 +1072,11 @@ def _verdict(
         naturals=frozenset(frozen.naturals),
         citations=_citations(frozen, registry),
     )
+
+    def shown_from(prefix: list[Term]) -> tuple[list[Term], frozenset[Term]]:
+        return _leading_conclusions(frozen.steps, context.with_only(prefix))
+
+    problems += _undefined_assumptions(frozen.assumptions, definitions, shown_from)
     results, conclusions, ok, end = _run_steps_to_end(frozen.steps, context)
     if not frozen.steps:
         problems.append("the proof has no steps")
@@ -1063,56 +1086,154 @@ def _verdict(
     elif terms.canonical(conclusions[-1]) != terms.canonical(frozen.statement):
         problems.append("the last step does not conclude the statement")
     else:
-        problems += _derivatives_not_shown(frozen.statement, end.differentiable)
-        problems += _undefined_parts(frozen.statement, definitions, [*facts, *conclusions[:-1]])
+        parts = [("the statement", [frozen.statement], []), *_definition_parts(definitions.items)]
+        problems += _derivatives_not_shown(parts, end.differentiable)
+        problems += _first_undefined(
+            parts, [*facts, *conclusions[:-1]], "where the assumptions hold"
+        )
     return not problems, "; ".join(problems), results, witness, definitions
 
 
-def _undefined_parts(statement: Term, definitions: Definitions, facts: Sequence[Term]) -> list[str]:
-    """Every partial operation of the statement, and of what each defined symbol stands
-    for (a ``Let``'s expression, a family's domain and member, a sum's term wherever its
-    family's domain holds), is inside its domain where the assumptions hold, with what the
-    steps before the last showed.
+def _undefined_assumptions(
+    assumptions: Sequence[Term],
+    definitions: Definitions,
+    shown_from: Callable[[list[Term]], tuple[list[Term], frozenset[Term]]],
+) -> list[str]:
+    """Every partial operation of each assumption, and of the definitions it mentions, is
+    inside its domain where the assumptions *before* it hold.
 
-    The kernel reads sqrt(-1), log(0) or 1/0 as an unspecified real, and a claim true
-    only of such a number reads otherwise to a person (red team 16: ``exp(pi*sqrt(-1)) +
-    1 != 0`` verified: Euler's identity denied, as read; red team 17: the same with
-    ``y = sqrt(z)`` a definition).  Assumptions are not held to this yet (trust.md, round
-    16): three of the claims' assumptions are defined only through facts no step shows.
+    The statement, and what each defined symbol stands for, are held to the same rule
+    where all the assumptions hold, with what the steps before the last showed: the
+    kernel reads sqrt(-1), log(0) or 1/0 as an unspecified real, and a claim true only of
+    such a number reads otherwise to a person (red team 16: ``exp(pi*sqrt(-1)) + 1 !=
+    0`` verified, Euler's identity denied, as read; red team 17: the same with ``y =
+    sqrt(z)`` a definition).
+
+    An assumption is a fact every step may use, so it must not be true only of an
+    unspecified value: z3 reads ``sqrt(x)**2 = x`` as ``r**2 = x`` for some real ``r``,
+    which gives ``x >= 0``, while a reader takes sqrt(-1) = i and sees no such bound.
+    The steps cannot show an assumption defined, since they use it; so the assumptions
+    are read left to right, as a conjunction that stops at the first false one, with the
+    definitions' defining equations (a ``Let``'s equation and a root's interval, which
+    constrain nothing else) and the signs of the sums the kernel shows itself
+    (:func:`_sum_signs`).  Where those do not decide it, the proof's leading steps are
+    run from those facts alone, up to the first that fails (``shown_from``): what they
+    conclude follows from the assumptions before, so it may show the assumption defined
+    (``log(2/eta) > 0`` from ``0 < eta < 1``, by a monotonicity rule z3 does not know);
+    only a derivative rule among those steps shows a derivative in them to exist.
     """
-    parts: list[tuple[str, list[Term], list[Term]]] = [("the statement", [statement], [])]
-    for item in definitions.items:
+    checked: set[str] = set()
+    for index, assumption in enumerate(assumptions):
+        mentioned = _mentioned(definitions, [assumption])
+        unchecked = [d for d in mentioned if d.name not in checked]
+        checked |= {d.name for d in unchecked}
+        parts = [("an assumption", [assumption], []), *_definition_parts(unchecked)]
+        partial = any(terms.domain_conditions(*exprs) for _, exprs, _ in parts)
+        derivative = any(node[0] == "der" for _, exprs, _ in parts for node in _walk(exprs))
+        if not (partial or derivative):
+            continue
+        facts = [*assumptions[:index], *definitions.facts()]
+        facts += _sum_signs([d for d in mentioned if isinstance(d, SumDef)], facts)
+        where = f"where the assumptions before {show(assumption)} hold"
+        problem = _first_undefined(parts, facts, where) if partial else []
+        if problem or derivative:
+            conclusions, differentiable = shown_from(facts)
+            if problem:
+                problem = _first_undefined(parts, [*facts, *conclusions], where)
+            problem = problem or _derivatives_not_shown(parts, differentiable)
+        if problem:
+            return problem
+    return []
+
+
+def _walk(exprs: Sequence[Term]) -> Iterator[Term]:
+    for expr in exprs:
+        yield from terms.walk(expr)
+
+
+def _definition_parts(items: Sequence[Any]) -> list[tuple[str, list[Term], list[Term]]]:
+    """What each definition stands for, each part with the facts that hold inside it: a
+    ``Let``'s expression; a family's count, domain and member; a sum's term, inside the
+    domain."""
+    parts: list[tuple[str, list[Term], list[Term]]] = []
+    for item in items:
         if isinstance(item, LetDef):
             parts.append((f"the definition of {item.name}", [item.expression], []))
         elif isinstance(item, SumDef):
             family = item.family
             parts.append(
-                (f"the family of {item.name}", [*family.domain, *(family.member or ())], [])
+                (
+                    f"the family of {item.name}",
+                    [family.count, *family.domain, *(family.member or ())],
+                    [],
+                )
             )
             parts.append((f"the term of {item.name}", [item.term], list(family.domain)))
+    return parts
+
+
+def _first_undefined(
+    parts: Sequence[tuple[str, list[Term], list[Term]]], facts: Sequence[Term], where: str
+) -> list[str]:
+    """The first part whose partial operations ``facts`` do not show defined."""
     for what, exprs, inside in parts:
         try:
-            require_defined(
-                [*facts, *inside], exprs, f"{what} is not defined where the assumptions hold"
-            )
+            require_defined([*facts, *inside], exprs, f"{what} is not defined {where}")
         except ProofError as error:
             return [str(error)]
     return []
 
 
-def _derivatives_not_shown(statement: Term, shown: frozenset[Term]) -> list[str]:
-    """Every derivative in the statement exists, shown by a derivative rule
-    (Differentiate, SumDerivative).  An equation ``f'(x) = g`` says it exists (as a reader
-    reads it, and as Coq prints it: ``is_derive``), and a derivative where none exists is
-    an unspecified real, which a reader computes otherwise (red team 17: the square of
-    d/dx sqrt(x) at -1 is not -1/4, verified; a reader gets (-i/2)^2).  Facts about a
-    derivative's value alone never show it exists."""
-    for node in terms.walk(statement):
-        if node[0] == "der" and terms.canonical(node) not in shown:
-            return [
-                f"the statement holds the derivative {terms.show(node)}, which no "
-                "derivative rule (Differentiate, SumDerivative) shows to exist"
-            ]
+def _mentioned(definitions: Definitions, exprs: Sequence[Term]) -> list[Any]:
+    """The definitions ``exprs`` mention, and those they mention in turn, in order."""
+    names: set[str] = set()
+    for expr in exprs:
+        names |= terms.free_names(expr) | terms.free_functions(expr)  # A(-1): a sum's name
+    found: list[Any] = []
+    for item in reversed(definitions.items):  # a definition mentions only earlier ones
+        if item.name in names:
+            found.append(item)
+            for expr in item.body():
+                names |= terms.free_names(expr) | terms.free_functions(expr)
+    return found[::-1]
+
+
+def _sum_signs(sums: Sequence[SumDef], facts: Sequence[Term]) -> list[Term]:
+    """``S > 0`` for a sum of at least one term, each positive in its family's domain
+    (``S >= 0`` for terms that are never negative), decided by z3 from ``facts``, the
+    count and the term first shown defined: what SumOfTerms with the bound 0 concludes."""
+    signs: list[Term] = []
+    for total in sums:
+        family = total.family
+        parts = [("the count", [family.count], []), ("the term", [total.term], list(family.domain))]
+        if total.var is not None or _first_undefined(parts, facts, ""):
+            continue
+        for relation, least in (("gt", 1), ("ge", 0)):
+            if proved(facts, terms.rel("ge", family.count, terms.num(least))) and proved(
+                [*facts, *family.domain], terms.rel(relation, total.term, terms.ZERO)
+            ):
+                signs.append(terms.rel(relation, total.symbol, terms.ZERO))
+                break
+    return signs
+
+
+def _derivatives_not_shown(
+    parts: Sequence[tuple[str, list[Term], list[Term]]], shown: frozenset[Term]
+) -> list[str]:
+    """Every derivative in ``parts`` (the statement, an assumption, what a defined symbol
+    stands for) exists, shown by a derivative rule (Differentiate, SumDerivative).  An
+    equation ``f'(x) = g`` says it exists (as a reader reads it, and as Coq prints it:
+    ``is_derive``), and a derivative where none exists is an unspecified real, which a
+    reader computes otherwise (red team 17: the square of d/dx sqrt(x) at -1 is not -1/4,
+    verified; a reader gets (-i/2)^2; red team 18: the same derivative as a ``Let``).
+    Facts about a derivative's value alone never show it exists."""
+    for what, exprs, _ in parts:
+        for node in _walk(exprs):
+            if node[0] == "der" and terms.canonical(node) not in shown:
+                return [
+                    f"{what} holds the derivative {terms.show(node)}, which no "
+                    "derivative rule (Differentiate, SumDerivative) shows to exist"
+                ]
     return []
 
 

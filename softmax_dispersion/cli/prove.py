@@ -52,8 +52,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=[],
         metavar="NAME=VALUE",
         help="evaluate the claims' formulas exactly at these parameters (n, theta, delta, "
-        f"epsilon, s, beta), checking each is admissible; each value's numerator and "
-        f"denominator have at most {AT_DIGITS} digits",
+        "epsilon, s, beta), checking each is admissible and the point inside the claim's "
+        f"assumptions; each value's numerator and denominator have at most {AT_DIGITS} "
+        "digits",
     )
     parser.add_argument(
         "--kernel",
@@ -122,6 +123,35 @@ def _check_at_covers(claims: list[Any], at: dict[str, object]) -> None:
     )
 
 
+def _check_at_admissible(claims: list[Any], at: dict[str, object]) -> None:
+    """Refuse ``--at`` values outside an assumption of a claim whose formula they would
+    evaluate: each assumption in the given parameters alone is decided exactly there
+    (red team 18: T5, which assumes n >= 2, printed its formula at n = 1 as ``zoo``)."""
+    import sympy as sp
+
+    for claim in claims:
+        if not _instances_wanted(claim.formulas, at):
+            continue
+        for assumption in claim.assumptions:
+            names = {symbol.name for symbol in assumption.free_symbols}
+            if not names or not names <= set(at):
+                continue
+            values = {symbol: at[symbol.name] for symbol in assumption.free_symbols}
+            if assumption.xreplace(values) is sp.false:
+                raise UsageError(
+                    f"--at: {claim.id} assumes {sp.sstr(assumption)}, which "
+                    f"{', '.join(f'{name}={at[name]}' for name in sorted(names))} does not "
+                    "satisfy: its formulas say nothing there"
+                )
+
+
+def _instances_wanted(formula_names: Any, at: dict[str, object]) -> bool:
+    """Whether ``at`` gives some formula named here all its arguments."""
+    from softmax_dispersion.theory import FORMULAS
+
+    return any(all(str(a) in at for a in FORMULAS[name].args) for name in formula_names)
+
+
 def _exact(expr: Any, values: dict[Any, Any]) -> Any:
     """``expr`` at ``values``, simplified by sympy only when no power of a parameter's
     value goes past 4096 bits (red team 16: at n = 2, s = delta = 1000, n**(delta*s) was
@@ -157,13 +187,12 @@ def _instances(formula_names: Any, at: dict[str, object]) -> list[dict[str, str]
         args = [str(a) for a in formula.args]
         if all(a in at for a in args):
             value = _exact(formula.expr, {a: at[str(a)] for a in formula.args})
+            where = ", ".join(f"{a}={at[a]}" for a in args)
+            number = sp.N(value, 15)
+            if not (number.is_real and number.is_finite):  # never print zoo as a value
+                raise UsageError(f"--at: {name} is no real number at {where} ({number})")
             rows.append(
-                {
-                    "formula": name,
-                    "at": ", ".join(f"{a}={at[a]}" for a in args),
-                    "exact": sp.sstr(value),
-                    "value": str(sp.N(value, 15)),
-                }
+                {"formula": name, "at": where, "exact": sp.sstr(value), "value": str(number)}
             )
     return rows
 
@@ -182,6 +211,7 @@ def run(args: argparse.Namespace) -> int:
     at = _assignments(args.at)
     if at:
         _check_at_covers(claims, at)
+        _check_at_admissible(claims, at)
     if args.certificate is not None:
         writable_file("--certificate", args.certificate)
 

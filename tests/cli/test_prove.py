@@ -85,6 +85,9 @@ def test_at_puts_in_values_unevaluated_where_a_power_would_pass_4096_bits(
         (["prove", "T4", "--at", "epsilon=abc"], "epsilon must be a finite number"),
         (["prove", "T4", "--at", "size=3"], "unknown parameter 'size'"),
         (["prove", "T4", "--at", "theta"], "expects NAME=VALUE"),
+        # red team 18: a point outside the claim's assumptions printed T5's formula as zoo
+        (["prove", "T5", "--at", "n=1", "epsilon=1/2"], "T5 assumes n >= 2, which n=1 does"),
+        (["prove", "T10", "--at", "n=1", "s=1", "delta=1"], "T10 assumes n > 1"),
         (["prove", "T2", "--certificate", "/no/such/folder/c.json"], "does not exist"),
     ],
 )
@@ -129,3 +132,18 @@ def test_claim_module_runs_as_a_script() -> None:
     assert done.returncode == 0, done.stderr
     assert "T1  tight bounds on every coefficient  [VERIFIED" in done.stdout
     assert "RuntimeWarning" not in done.stderr
+
+
+def test_at_never_prints_a_value_that_is_no_real_number(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Planted: a formula whose value at the point is complex infinity is refused in one
+    line (exit 2), never printed as the value of a verified claim's formula."""
+    import sympy as sp
+
+    from softmax_dispersion.cli import prove
+
+    monkeypatch.setattr(prove, "_exact", lambda expr, values: sp.zoo)
+    assert main(["prove", "T4", "--at", "epsilon=0.5", "delta=1", "theta=1"]) == 2
+    err = capsys.readouterr().err
+    assert "dispersion_size is no real number at" in err and len(err.strip().splitlines()) == 1

@@ -35,6 +35,7 @@ from softmax_dispersion.theory.kernel import (
     Induction,
     Let,
     Limit,
+    LogMonotone,
     Monotone,
     RealRoot,
     RealRoots,
@@ -2342,3 +2343,163 @@ def test_a_derivative_rules_conclusion_licenses_the_chain_rule() -> None:
     assert claim(shown, []).check().verified
     refused = claim(assumed, [sp.Eq(sp.Derivative(a0, t), a1)]).check()
     assert not refused.verified and "not shown to exist" in refused.steps[0].detail
+
+
+_ROOT_SQUARED = sp.Pow(sp.sqrt(_z), 2, evaluate=False)
+
+
+@pytest.mark.parametrize(
+    ("assumptions", "definitions", "statement"),
+    [
+        # sqrt(z)**2 = z is true of every z, read with sqrt(-1) = i; z3 read it as r**2 = z
+        # for some real r, which gives z >= 0
+        ([sp.Eq(_ROOT_SQUARED, _z, evaluate=False)], (), sp.Ge(_z, 0)),
+        ([sp.Eq(_y**2, _z)], (Let(_y, sp.sqrt(_z)),), sp.Ge(_z, 0)),
+        # exp(log(z)) = z, after z >= -1: true of every z != 0 (log(-1) = i*pi)
+        ([sp.Ge(_z, -1), sp.Eq(sp.exp(sp.log(_z), evaluate=False), _z)], (), sp.Gt(_z, 0)),
+        ([sp.Eq(S**2, _z)], (SumOver(S, sp.sqrt(_z) + x, _ONE_ZERO),), sp.Ge(_z, 0)),
+    ],
+)
+def test_an_assumption_true_only_of_an_unspecified_value_is_refused(
+    assumptions: list[sp.Basic], definitions: tuple[Any, ...], statement: sp.Basic
+) -> None:
+    """Round 17's open gap: assumptions were not held to the rule on partial operations,
+    so one true only of an unspecified value (sqrt(z)**2 = z at z = -1, read by z3 as
+    r**2 = z) gave the kernel z >= 0, which a reader, taking sqrt(-1) = i, never assumed.
+    Each assumption, with the definitions it mentions, must be defined where the
+    assumptions before it hold; the steps, which use it, cannot show that."""
+    witness = {_z: 4, x: 0}
+    rejected(
+        claim(
+            statement,
+            [Implied(statement, "")],
+            assumptions,
+            definitions=definitions,
+            witness=witness,
+        ),
+        "is not defined where the assumptions before",
+    )
+
+
+def test_a_step_that_uses_the_assumption_cannot_show_it_defined() -> None:
+    """The leading steps may show an assumption defined only from the assumptions before
+    it: a first step that needs the assumption itself (z >= 0 from sqrt(z)**2 = z) fails
+    there, and shows nothing."""
+    hypothesis = sp.Eq(_ROOT_SQUARED, _z, evaluate=False)
+    steps = [Implied(sp.Ge(_z, 0), "from the assumption"), Implied(sp.Ge(_z, 0), "")]
+    rejected(
+        claim(sp.Ge(_z, 0), steps, [hypothesis], witness={_z: 4}),
+        "is not defined where the assumptions before",
+    )
+
+
+@pytest.mark.parametrize(
+    ("assumptions", "verified"),
+    [
+        (
+            [sp.Ge(_z, 0), sp.Eq(_ROOT_SQUARED, _z, evaluate=False)],
+            True,
+        ),  # defined: z >= 0 comes first
+        ([sp.Eq(_ROOT_SQUARED, _z, evaluate=False), sp.Ge(_z, 0)], False),  # read left to right
+        ([sp.Ge(n, 2), sp.Gt(sp.log(S), 0)], True),  # S, a sum of n - 1 exponentials, > 0
+        ([sp.Ge(n, 1), sp.Gt(sp.log(S), 0)], False),  # n = 1: S is the empty sum, 0
+    ],
+)
+def test_an_assumption_is_defined_by_those_before_it(
+    assumptions: list[sp.Basic], verified: bool
+) -> None:
+    """Consistency of the rule with what it must accept: an assumption defined by the
+    assumptions before it (and by the sign of a sum of positive terms, which the kernel
+    shows itself) passes; the same assumptions in the other order, or a count that may
+    be 0, do not."""
+    family = Family("others", (e_j,), n - 1, (), "the others", member=None)
+    total = SumOver(S, sp.exp(e_j), family)
+    statement = sp.Ge(_z, 0) if _z in assumptions[0].free_symbols else sp.Gt(n, 0)
+    result = claim(
+        statement,
+        [Implied(statement, "")],
+        assumptions,
+        definitions=(total,),
+        witness={_z: 4, n: 3, e_j: 0},
+    ).check()
+    assert result.verified is verified, result.problem
+    assert verified or "is not defined where the assumptions before" in result.problem
+
+
+def test_a_leading_step_may_show_an_assumption_defined() -> None:
+    """log(log(2/eta)) needs log(2/eta) > 0, which z3 cannot see from 0 < eta < 1 (log
+    is opaque to it) but a monotonicity step shows from those two assumptions alone, as
+    T13's radius is shown defined. Without that step the claim is refused."""
+    level = sp.log(2 / _z)
+    hypotheses = [sp.Gt(_z, 0), sp.Lt(_z, 1), sp.Ge(sp.log(level), -100)]
+    shown = [
+        LogMonotone(sp.Integer(1), 2 / _z, "2/z > 1", strict=True),
+        Implied(sp.Gt(level, 0), "log(2/z) > 0"),
+    ]
+    goal = sp.Gt(level, 0)
+    result = claim(goal, shown, hypotheses, witness={_z: sp.Rational(1, 2)}).check()
+    assert result.verified, result.problem
+    rejected(
+        claim(goal, [Implied(goal, "")], hypotheses, witness={_z: sp.Rational(1, 2)}),
+        "is not defined where the assumptions before",
+    )
+
+
+_t = sp.Symbol("t", real=True)
+_ROOT_OF_T = sp.exp(sp.log(_t) / 2, evaluate=False)  # sqrt(t), as sympy does not rewrite it
+_SLOPE_AT_A = sp.Subs(sp.Derivative(_ROOT_OF_T, _t), _t, _z)
+_ONE_HALF = Family("F", (x,), 1, (sp.Eq(x, _SLOPE_AT_A),), "the slope", member=(_SLOPE_AT_A,))
+_ONE_NOUGHT = Family("G", (x,), 1, (sp.Eq(x, 0),), "0", member=(0,))
+
+
+@pytest.mark.parametrize(
+    ("definition", "symbol", "where"),
+    [
+        (Let(_y, _SLOPE_AT_A), _y, "the definition of y"),
+        (Let(_y, sp.Derivative(_ROOT_OF_T.subs(_t, _z), _z)), _y, "the definition of y"),
+        (SumOver(S, x, _ONE_HALF), S, "the family of S"),
+        (SumOver(S, x + _SLOPE_AT_A, _ONE_NOUGHT), S, "the term of S"),
+    ],
+)
+def test_a_derivative_in_a_definition_must_be_shown_to_exist(
+    definition: Any, symbol: sp.Symbol, where: str
+) -> None:
+    """Red team 18: round 17's derivative rule held the statement only; with the
+    derivative of sqrt(t) (written exp(log(t)/2)) at z moved into a Let, a family's domain
+    or a sum's term, ``z = -1 -> y**2 != -1/4`` verified and rechecked (a reader computes
+    (-i/2)**2 = -1/4). Every derivative in what a defined symbol stands for must be shown
+    to exist, as in the statement."""
+    statement = sp.Implies(sp.Eq(_z, -1), sp.Ne(symbol**2, sp.Rational(-1, 4), evaluate=False))
+    witness = {_z: 1, x: sp.Rational(1, 2)} if where == "the family of S" else {_z: 1, x: 0}
+    rejected(
+        claim(statement, [Implied(statement, "")], definitions=(definition,), witness=witness),
+        f"{where} holds the derivative",
+        "shows to exist",
+    )
+
+
+def test_a_derivative_in_an_assumption_must_be_shown_to_exist_before_it() -> None:
+    """An assumption is held to the derivative rule too, by the leading steps from the
+    assumptions before it: ``z = 1 or (d/dt sqrt(t) at z)**2 = -1/4`` gave z3 z = 1 (a
+    real's square is never negative), while a reader sees z = -1 satisfy it."""
+    hypothesis = sp.Or(sp.Eq(_z, 1), sp.Eq(_SLOPE_AT_A**2, sp.Rational(-1, 4), evaluate=False))
+    goal = sp.Eq(_z, 1)
+    rejected(
+        claim(goal, [Implied(goal, "")], [hypothesis], witness={_z: 1}),
+        "an assumption holds the derivative",
+    )
+
+
+def test_an_assumption_reading_a_function_valued_sum_holds_its_term_to_the_rule() -> None:
+    """A function-valued sum is named by its function, A(-1), which is no free symbol:
+    the definitions an assumption mentions include the sums it applies. With A(t) = Σ (2
+    sqrt(t) + x) over one member x = 0, ``z = 1 or A(-1)**2 = -4`` gave z3 z = 1, while a
+    reader reads A(-1) = 2i and sees z free."""
+    total = SumOver(sp.Function("A", real=True)(_t), 2 * sp.sqrt(_t) + x, _ONE_NOUGHT)
+    at_minus_one = sp.Function("A", real=True)(-1)
+    hypothesis = sp.Or(sp.Eq(_z, 1), sp.Eq(at_minus_one**2, -4, evaluate=False))
+    goal = sp.Eq(_z, 1)
+    rejected(
+        claim(goal, [Implied(goal, "")], [hypothesis], definitions=(total,), witness={_z: 1, x: 0}),
+        "the term of A is not defined where the assumptions before",
+    )
