@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import sympy as sp
 
 from softmax_dispersion.theory import _z3, terms
-from softmax_dispersion.theory._deadlines import _DEADLINES
+from softmax_dispersion.theory._deadlines import _DEADLINES, BudgetExceeded
 from softmax_dispersion.theory.terms import Term
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ __all__ = [
     "LOGIC",
     "MAX_STEP_DEPTH",
     "Z3_TIMEOUT_MS",
+    "BudgetExceeded",
     "Context",
     "FrozenStep",
     "ProofError",
@@ -54,10 +55,6 @@ MAX_STEP_DEPTH = 8
 
 class ProofError(Exception):
     """A step whose method did not establish its conclusion."""
-
-
-class BudgetExceeded(Exception):
-    """A decision ran past its time budget."""
 
 
 @dataclass(frozen=True)

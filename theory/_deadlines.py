@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["remaining_budget_ms"]
+__all__ = ["BudgetExceeded", "budget_spent", "remaining_budget_ms"]
+
+
+class BudgetExceeded(Exception):
+    """A decision ran past its time budget."""
+
 
 _DEADLINES: list[float] = []
 """The deadlines of the budgets in force (innermost last); ``_core.time_budget`` keeps it."""
@@ -23,3 +28,14 @@ def remaining_budget_ms() -> int | None:
     if not _DEADLINES:
         return None
     return max(1, int((min(_DEADLINES) - time.monotonic()) * 1000))
+
+
+def budget_spent() -> bool:
+    """Whether the nearest budget's deadline has passed (``False``: no budget running).
+
+    Examples
+    --------
+    >>> budget_spent()
+    False
+    """
+    return bool(_DEADLINES) and time.monotonic() >= min(_DEADLINES)

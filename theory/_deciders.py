@@ -16,7 +16,7 @@ import sympy as sp
 
 from softmax_dispersion.theory import _z3, terms
 from softmax_dispersion.theory._bridge import Bridge, Prover
-from softmax_dispersion.theory._core import ProofError, require
+from softmax_dispersion.theory._core import BudgetExceeded, ProofError, require
 from softmax_dispersion.theory._exponentials import exp_to_rational
 from softmax_dispersion.theory.terms import Term, TermError
 
@@ -39,6 +39,8 @@ def proved(facts: Sequence[Term], goal: Term, timeout_ms: int = _SHORT_MS) -> bo
     """Whether z3 proves ``facts ⇒ goal`` (a question, not a step: no error)."""
     try:
         return _z3.prove_with_z3(list(facts), goal, timeout_ms)[0] == "proved"
+    except BudgetExceeded:  # the budget's end is no answer: it ends the decision
+        raise
     except Exception:  # an untranslatable goal is simply not proved
         return False
 

@@ -36,7 +36,7 @@ from fractions import Fraction
 import z3
 
 from softmax_dispersion.theory import terms
-from softmax_dispersion.theory._deadlines import remaining_budget_ms
+from softmax_dispersion.theory._deadlines import BudgetExceeded, budget_spent, remaining_budget_ms
 from softmax_dispersion.theory.terms import Term
 
 __all__ = ["prove_with_z3", "relevant_facts"]
@@ -424,4 +424,6 @@ def _decide(hypotheses: Sequence[Term], goal: Term, timeout_ms: int) -> tuple[st
         )
     if verdict == z3.sat:
         return "sat", f"counterexample: {solver.model()}{opaque}"
+    if budget_spent():  # z3 stopped at the budget's deadline: the budget ran out, say so
+        raise BudgetExceeded("the decision ran past its time budget")
     return "unknown", f"z3 returned unknown: {solver.reason_unknown()}{opaque}"

@@ -664,3 +664,32 @@ def test_facts_over_naturals_read_for_every_natural() -> None:
         proof=lambda: [kernel.Implied(sp.Le(x, 1), "x <= 0")],
     ).check()
     assert "assumptions: x <= 0" in format_result(plain) and "for every" not in plain.statement
+
+
+def test_z3_stopped_at_the_budgets_deadline_ends_the_decision(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """z3's timeout is cut to the time a budget leaves; an ``unknown`` it returns once the
+    deadline has passed is the budget's end, not an answer, and is raised as such (before,
+    it read as a failed step, and a recheck that ran out of time did not say so; the
+    kernel's own z3 questions swallowed the budget as "not proved")."""
+    from softmax_dispersion.theory import _deciders, _z3
+    from softmax_dispersion.theory._core import BudgetExceeded
+    from softmax_dispersion.theory.terms import add, mul, num, power, rel, sym
+
+    x, y, z = sym("x"), sym("y"), sym("z")
+    squares = add(power(x, 2), power(y, 2), power(z, 2))
+    facts = [rel("le", squares, num(1)), rel("ge", mul(x, y, z), num(1, 10))]
+    goal = rel("lt", add(x, y, z), num(2))
+    monkeypatch.setattr(_z3, "WALL_CLOCK_FACTOR", 10_000)
+    assert _z3._decide(facts, goal, timeout_ms=20)[0] == "unknown"
+    monkeypatch.setattr(_z3, "budget_spent", lambda: True)  # planted: the deadline passed
+    with pytest.raises(BudgetExceeded):
+        _z3._decide(facts, goal, timeout_ms=20)
+
+    def spent(*args: object) -> None:
+        raise BudgetExceeded("the decision ran past its time budget")
+
+    monkeypatch.setattr(_z3, "prove_with_z3", spent)
+    with pytest.raises(BudgetExceeded):
+        _deciders.proved(facts, goal)
