@@ -286,39 +286,24 @@ def _run_steps(
 
 
 def _run_steps_to_end(
-    steps: Sequence[FrozenStep], context: Context
+    steps: Sequence[FrozenStep], context: Context, *, until_failure: bool = False
 ) -> tuple[list[StepResult], list[Term], bool, Context]:
-    """:func:`_run_steps`, and the context after the last step (what it has shown)."""
+    """:func:`_run_steps`, and the context after the last step (what it has shown); with
+    ``until_failure``, only up to the first step that fails."""
     results: list[StepResult] = []
     conclusions: list[Term] = []
     current = context
     for step in steps:
         result, conclusion = _check_one(step, current)
         results.append(result)
+        if until_failure and not result.verified:
+            break
         if conclusion is not None:
             conclusions.append(conclusion)
             rule = _RULES_BY_NAME.get(step.rule)
             shown = LOGIC[rule].proves_derivative if rule is not None else False
             current = current.with_facts([conclusion], [conclusion[2]] if shown else [])
     return results, conclusions, all(r.verified for r in results), current
-
-
-def _leading_conclusions(
-    steps: Sequence[FrozenStep], context: Context
-) -> tuple[list[Term], frozenset[Term]]:
-    """The conclusions of the steps up to the first that fails in ``context``, and the
-    derivatives they show to exist."""
-    conclusions: list[Term] = []
-    current = context
-    for step in steps:
-        result, conclusion = _check_one(step, current)
-        if not result.verified or conclusion is None:
-            break
-        conclusions.append(conclusion)
-        rule = _RULES_BY_NAME.get(step.rule)
-        shown = LOGIC[rule].proves_derivative if rule is not None else False
-        current = current.with_facts([conclusion], [conclusion[2]] if shown else [])
-    return conclusions, current.differentiable
 
 
 def _failed_step(step: Step, problem: str, start: float) -> StepResult:
@@ -1074,7 +1059,9 @@ def _verdict(
     )
 
     def shown_from(prefix: list[Term]) -> tuple[list[Term], frozenset[Term]]:
-        return _leading_conclusions(frozen.steps, context.with_only(prefix))
+        """What the leading steps show from ``prefix`` alone, up to the first that fails."""
+        end = _run_steps_to_end(frozen.steps, context.with_only(prefix), until_failure=True)[3]
+        return end.facts[len(prefix) :], end.differentiable
 
     problems += _undefined_assumptions(frozen.assumptions, definitions, shown_from)
     results, conclusions, ok, end = _run_steps_to_end(frozen.steps, context)
