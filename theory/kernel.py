@@ -587,7 +587,9 @@ class Claim:
     statement
         A sympy boolean: what the claim proves.
     assumptions
-        Sympy relations: what it assumes (signs, ranges, hypotheses).
+        Sympy relations: what it assumes (signs, ranges, hypotheses), read left to
+        right: each must be defined (its logarithms' arguments positive, its
+        denominators non-zero, ...) where the ones before it hold.
     source
         The result of the paper it restates, or *derived*.
     proof
