@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import sympy as sp
@@ -218,6 +218,9 @@ class Context:
         The derivatives (canonical terms) that a derivative rule has shown to exist.
         An equation about a derivative does not: a derivative that does not exist is
         an unspecified real, which may happen to satisfy it.
+    couplings
+        The names of each assumption and each definition, together: what the claim
+        ties to what (:func:`held_fixed`).
     """
 
     facts: list[Term]
@@ -228,6 +231,7 @@ class Context:
     citations: Callable[[ClaimRef], CitedSnapshot | str] | None = None
     sub_results: list[StepResult] = field(default_factory=list)
     differentiable: frozenset[Term] = frozenset()
+    couplings: tuple[frozenset[str], ...] = ()
 
     def require(self, goal: Term, what: str, extra: Sequence[Term] = ()) -> str:
         """Prove ``facts (+ extra) ⇒ goal`` with z3, or raise naming ``what``."""
@@ -237,53 +241,71 @@ class Context:
         """The context of a generic member of ``family``: its domain is a fact."""
         if self.scope is not None:
             raise ProofError("termwise sub-proofs do not nest")
-        return Context(
-            facts=[*self.facts, *family.domain],
-            definitions=self.definitions,
-            runner=self.runner,
-            scope=family,
-            naturals=self.naturals,
-            citations=self.citations,
-            differentiable=self.differentiable,
-        )
+        return replace(self, facts=[*self.facts, *family.domain], scope=family, sub_results=[])
 
     def with_facts(self, extra: Sequence[Term], derivatives: Sequence[Term] = ()) -> Context:
         """The same context with more facts (and more derivatives known to exist)."""
-        return Context(
-            facts=[*self.facts, *extra],
-            definitions=self.definitions,
-            runner=self.runner,
-            scope=self.scope,
-            naturals=self.naturals,
-            citations=self.citations,
-            differentiable=self.differentiable | {terms.canonical(d) for d in derivatives},
-        )
+        shown = self.differentiable | {terms.canonical(d) for d in derivatives}
+        return replace(self, facts=[*self.facts, *extra], differentiable=shown, sub_results=[])
+
+    def assuming(self, hypothesis: Term) -> Context:
+        """The same context with a hypothesis among its facts and its ties."""
+        ties = (*self.couplings, self.definitions.ties(hypothesis))
+        return replace(self.with_facts([hypothesis]), couplings=ties)
 
     def with_only(self, facts: Sequence[Term]) -> Context:
         """The same context with ``facts`` its only facts (and no derivative known)."""
-        return Context(
-            facts=list(facts),
-            definitions=self.definitions,
-            runner=self.runner,
-            scope=self.scope,
-            naturals=self.naturals,
-            citations=self.citations,
-        )
+        return replace(self, facts=list(facts), differentiable=frozenset(), sub_results=[])
 
 
 def held_fixed(context: Context, exprs: Sequence[Term], var: str, binder: str) -> None:
-    """No defined symbol in ``exprs`` varies with ``var``, which ``binder`` binds.
+    """Nothing in ``exprs`` that the claim ties to ``var`` is held fixed by ``binder``,
+    which binds ``var``.
 
-    Under a limit or a derivative in ``var`` every other symbol is held fixed; a defined
-    symbol whose definition mentions ``var`` (``y := n`` in a limit in ``n``) would be
-    held fixed while what it abbreviates varies.
+    Under a limit or a derivative in ``var`` every other symbol is held fixed.  That is
+    what a reader reads only where the claim leaves the others free to stay put while
+    ``var`` moves: a defined symbol whose definition mentions ``var`` (``y := n`` in a
+    limit in ``n``) varies with it; so does a symbol that an assumption ties to ``var``
+    (``beta = 1/theta``: d(beta theta)/dtheta is 0 to a reader, not beta), directly or
+    through other symbols and definitions (red team 19); and a defined ``var`` varies
+    with what defines it (d theta/dy is not 0 where y := theta**2).  The claim ties two
+    names when a chain of assumptions and definitions joins them (``couplings``); where
+    none does, the assumptions constrain the two apart, and holding one fixed while the
+    other moves stays where they hold.
     """
+    if var in context.definitions.defined_names:
+        raise ProofError(
+            f"{var} is defined: {binder} in {var} would hold fixed what it is defined from"
+        )
     dependent = context.definitions.depending_on(exprs, var)
     if dependent:
         raise ProofError(
             f"{', '.join(dependent)} is defined in terms of {var}: {binder} in {var} "
             "cannot hold it fixed (write its definition out)"
         )
+    held: set[str] = set()
+    for expr in exprs:
+        held |= terms.free_names(expr)
+    tied = sorted((held - {var}) & _coupled(context.couplings, var))
+    if tied:
+        raise ProofError(
+            f"the claim's assumptions or definitions tie {', '.join(tied)} to {var}: "
+            f"{binder} in {var} cannot hold {'them' if len(tied) > 1 else 'it'} fixed "
+            f"(write what varies with {var} as a function of it)"
+        )
+
+
+def _coupled(couplings: Sequence[frozenset[str]], name: str) -> set[str]:
+    """The names joined to ``name`` by a chain of the sets in ``couplings``."""
+    joined = {name}
+    grown = True
+    while grown:
+        grown = False
+        for names in couplings:
+            if names & joined and not names <= joined:
+                joined |= names
+                grown = True
+    return joined - {name}
 
 
 # --------------------------------------------------------------------------------------

@@ -75,6 +75,7 @@ __all__ = [
     "SumAt",
     "SumDef",
     "SumOver",
+    "own_names",
 ]
 
 
@@ -415,7 +416,7 @@ class RootDef:
 FrozenDefinition: TypeAlias = SumDef | LetDef | RootDef
 
 
-def _own_names(definition: FrozenDefinition) -> set[str]:
+def own_names(definition: FrozenDefinition) -> set[str]:
     """The free names a definition's body mentions, but for those it binds itself."""
     names: set[str] = set()
     for expr in definition.body():
@@ -610,6 +611,16 @@ class Definitions:
             pending += [d for d in self.items if _mentions(definition.body(), d)]
         return [d for d in self.items if d in wanted]
 
+    def ties(self, fact: Term) -> frozenset[str]:
+        """The names ``fact`` ties together: its own, and those the definitions it
+        mentions are defined from (``y = 1`` with ``y := beta*theta`` ties beta to
+        theta).  A definition alone ties nothing: it names a function of its inputs and
+        says nothing of how they relate."""
+        names = set(terms.free_names(fact) | terms.free_functions(fact))
+        for definition in self.mentioned([fact]):
+            names |= own_names(definition)
+        return frozenset(names)
+
     def depending_on(self, exprs: Sequence[Term], var: str) -> list[str]:
         """The defined symbols in ``exprs`` whose definitions mention ``var``.
 
@@ -622,7 +633,7 @@ class Definitions:
         for definition in self.items:
             if not _mentions(exprs, definition):
                 continue
-            if any(var in _own_names(d) for d in self.mentioned([definition.symbol])):
+            if any(var in own_names(d) for d in self.mentioned([definition.symbol])):
                 found.append(definition.name)
         return found
 

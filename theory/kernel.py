@@ -43,7 +43,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import sympy as sp
@@ -225,15 +225,7 @@ def _check_one(step: FrozenStep, context: Context) -> tuple[StepResult, Term | N
     logic = LOGIC[rule]
     conclusion: Term | None = None
     statement = "?"
-    local = Context(
-        facts=list(context.facts),
-        definitions=context.definitions,
-        runner=context.runner,
-        scope=context.scope,
-        naturals=context.naturals,
-        citations=context.citations,
-        differentiable=context.differentiable,
-    )
+    local = replace(context, facts=list(context.facts), sub_results=[])
 
     def decide() -> str:
         nonlocal conclusion, statement
@@ -367,6 +359,7 @@ def _check_step_alone(step: Step, facts: Sequence[sp.Basic]) -> StepResult:
         definitions=definitions,
         runner=_run_steps,
         differentiable=frozenset(_derivatives_stated(frozen_facts)),
+        couplings=tuple(definitions.ties(fact) for fact in frozen_facts),
     )
     return _check_one(frozen, context)[0]
 
@@ -1058,6 +1051,7 @@ def _verdict(
         runner=_run_steps,
         naturals=frozenset(frozen.naturals),
         citations=_citations(frozen, registry),
+        couplings=tuple(definitions.ties(a) for a in frozen.assumptions),
     )
 
     def shown_from(prefix: list[Term]) -> tuple[list[Term], frozenset[Term]]:
@@ -1113,7 +1107,7 @@ def _undefined_assumptions(
     """
     checked: set[str] = set()
     for index, assumption in enumerate(assumptions):
-        mentioned = _mentioned(definitions, [assumption])
+        mentioned = definitions.mentioned([assumption])
         unchecked = [d for d in mentioned if d.name not in checked]
         checked |= {d.name for d in unchecked}
         parts = [("an assumption", [assumption], []), *_definition_parts(unchecked)]
@@ -1171,20 +1165,6 @@ def _first_undefined(
         except ProofError as error:
             return [str(error)]
     return []
-
-
-def _mentioned(definitions: Definitions, exprs: Sequence[Term]) -> list[Any]:
-    """The definitions ``exprs`` mention, and those they mention in turn, in order."""
-    names: set[str] = set()
-    for expr in exprs:
-        names |= terms.free_names(expr) | terms.free_functions(expr)  # A(-1): a sum's name
-    found: list[Any] = []
-    for item in reversed(definitions.items):  # a definition mentions only earlier ones
-        if item.name in names:
-            found.append(item)
-            for expr in item.body():
-                names |= terms.free_names(expr) | terms.free_functions(expr)
-    return found[::-1]
 
 
 def _sum_signs(sums: Sequence[SumDef], facts: Sequence[Term]) -> list[Term]:

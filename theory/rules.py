@@ -409,7 +409,7 @@ def _assume_decide(step: FrozenStep, context: Context) -> str:
     steps = step["steps"]
     if not steps:
         raise ProofError("an assumption with no sub-steps concludes nothing")
-    results, conclusions, ok = context.runner(steps, context.with_facts([hypothesis]))
+    results, conclusions, ok = context.runner(steps, context.assuming(hypothesis))
     context.sub_results = results
     if not ok:
         failed = next(r for r in results if not r.verified)

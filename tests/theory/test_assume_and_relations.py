@@ -243,7 +243,12 @@ def test_a_relation_that_mentions_the_limit_variable_is_refused() -> None:
     give 1, where the limit at a = 1/2 is 0."""
     spike = n**a / (n**a + n - 1)
     step = Limit(spike, n, sp.oo, 1, "a = n", substitute=[sp.Eq(a, n)])
-    result = step.check([sp.Eq(a, n)])
+    result = step.check([sp.Eq(a, n)])  # the fact ties a to n: a is not held fixed
+    assert not result.verified
+    assert "tie a to n: a limit in n cannot hold it fixed" in result.detail
+    half = sp.Rational(1, 2)
+    apart = [sp.Ge(a, half), sp.Le(a, half), sp.Eq(n, half)]  # a = n, but not tied
+    result = step.check(apart)
     assert not result.verified
     assert "mentions the limit variable n" in result.detail
 

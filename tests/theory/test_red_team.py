@@ -2503,3 +2503,95 @@ def test_an_assumption_reading_a_function_valued_sum_holds_its_term_to_the_rule(
         claim(goal, [Implied(goal, "")], [hypothesis], definitions=(total,), witness={_z: 1, x: 0}),
         "the term of A is not defined where the assumptions before",
     )
+
+
+_BETA, _THETA, _GAMMA = sp.symbols("beta theta gamma", real=True)
+
+
+@pytest.mark.parametrize(
+    ("assumptions", "definitions", "step"),
+    [
+        # beta = 1/theta: d(beta theta)/dtheta is 0 to a reader, not beta
+        (
+            [sp.Gt(_THETA, 0), sp.Eq(_BETA, 1 / _THETA)],
+            (),
+            Differentiate(_BETA * _THETA, _THETA, "", constants=[_BETA]),
+        ),
+        # the same through a chain: beta = gamma, gamma * theta = 1
+        (
+            [sp.Gt(_THETA, 0), sp.Eq(_BETA, _GAMMA), sp.Eq(_GAMMA * _THETA, 1)],
+            (),
+            Differentiate(_BETA * _THETA, _THETA, "", constants=[_BETA]),
+        ),
+        # through a definition the assumption mentions: y := beta*theta, y = 1
+        (
+            [sp.Gt(_THETA, 0), sp.Eq(_y, 1)],
+            (Let(_y, _BETA * _THETA),),
+            Differentiate(_BETA, _THETA, "", constants=[_BETA]),
+        ),
+        # a limit in n holding y fixed, with y = n assumed
+        ([sp.Gt(n, 0), sp.Eq(_y, n), sp.Gt(_y, 0)], (), Limit(_y / n, n, sp.oo, 0, "")),
+    ],
+)
+def test_a_binder_holds_nothing_fixed_that_an_assumption_ties_to_its_variable(
+    assumptions: list[sp.Basic], definitions: tuple[Any, ...], step: Step
+) -> None:
+    """Red team 19: with beta = 1/theta assumed and beta declared constant, d(beta
+    theta)/dtheta = beta verified and rechecked (a reader computes 0); the limit of y/n
+    with y = n assumed was read as 0 (a reader gets 1). Only defined symbols were held to
+    the binder rule; a symbol the assumptions tie to the variable, directly or through a
+    chain or a definition, is now too."""
+    statement = step.conclusion
+    witness = {_THETA: 1, _BETA: 1, _GAMMA: 1, n: 1}
+    if definitions:
+        witness.pop(_y, None)
+    else:
+        witness[_y] = 1
+    rejected(
+        claim(statement, [step], assumptions, definitions=definitions, witness=witness),
+        "tie",
+        "cannot hold",
+    )
+
+
+def test_a_binder_holds_fixed_what_the_assumptions_constrain_apart() -> None:
+    """Consistency of the rule with what it must accept: theta > 0 and beta > 0 constrain
+    the two apart, and a definition alone ties nothing (S := beta*theta), so d(beta
+    theta)/dtheta = beta holds as a reader reads it and verifies."""
+    step = Differentiate(_BETA * _THETA, _THETA, "", constants=[_BETA])
+    result = claim(
+        step.conclusion,
+        [step],
+        [sp.Gt(_THETA, 0), sp.Gt(_BETA, 0)],
+        definitions=(Let(_y, _BETA * _THETA),),
+        witness={_THETA: 1, _BETA: 1},
+    ).check()
+    assert result.verified, result.problem
+
+
+def test_a_binder_in_a_defined_symbol_is_refused() -> None:
+    """Red team 19: with y := theta**2, d theta / d y = 0 verified (theta held fixed); a
+    reader computes 1/(2 theta). A derivative or limit may not bind a defined symbol."""
+    step = Differentiate(_THETA, _y, "", constants=[_THETA])
+    rejected(
+        claim(
+            sp.Eq(sp.Derivative(_THETA, _y), 0),
+            [step],
+            [sp.Gt(_THETA, 0)],
+            definitions=(Let(_y, _THETA**2),),
+            witness={_THETA: 1},
+        ),
+        "y is defined: a derivative in y would hold fixed what it is defined from",
+    )
+
+
+def test_a_hypothesis_ties_symbols_as_an_assumption_does() -> None:
+    """Under ``Assume(beta = 1/theta, ...)`` the hypothesis ties beta to theta as an
+    assumption would: ``beta = 1/theta -> d(beta theta)/dtheta = beta`` is false as read."""
+    hypothesis = sp.Eq(_BETA, 1 / _THETA)
+    inner = Differentiate(_BETA * _THETA, _THETA, "", constants=[_BETA])
+    step = Assume(hypothesis, [inner], "suppose beta = 1/theta")
+    rejected(
+        claim(step.conclusion, [step], [sp.Gt(_THETA, 0)], witness={_THETA: 1, _BETA: 1}),
+        "tie beta to theta",
+    )
