@@ -42,6 +42,7 @@ __all__ = [
     "StepResult",
     "held_fixed",
     "require",
+    "tied_to",
     "time_budget",
 ]
 
@@ -250,7 +251,7 @@ class Context:
 
     def assuming(self, hypothesis: Term) -> Context:
         """The same context with a hypothesis among its facts and its ties."""
-        ties = (*self.couplings, self.definitions.ties(hypothesis))
+        ties = (*self.couplings, self.definitions.names_behind([hypothesis]))
         return replace(self.with_facts([hypothesis]), couplings=ties)
 
     def with_only(self, facts: Sequence[Term]) -> Context:
@@ -283,16 +284,24 @@ def held_fixed(context: Context, exprs: Sequence[Term], var: str, binder: str) -
             f"{', '.join(dependent)} is defined in terms of {var}: {binder} in {var} "
             "cannot hold it fixed (write its definition out)"
         )
-    held: set[str] = set()
-    for expr in exprs:
-        held |= terms.free_names(expr)
-    tied = sorted((held - {var}) & _coupled(context.couplings, var))
+    tied = tied_to(context.couplings, context.definitions, exprs, var)
     if tied:
         raise ProofError(
             f"the claim's assumptions or definitions tie {', '.join(tied)} to {var}: "
             f"{binder} in {var} cannot hold {'them' if len(tied) > 1 else 'it'} fixed "
             f"(write what varies with {var} as a function of it)"
         )
+
+
+def tied_to(
+    couplings: Sequence[frozenset[str]], definitions: Definitions, exprs: Sequence[Term], var: str
+) -> list[str]:
+    """The names ``exprs`` hold, with what the defined symbols among them are defined from
+    (a ``Let``'s expression, a family's count and domain, a sum's term), that a chain of
+    ``couplings`` ties to ``var``: red team 20 held ``y := c`` fixed under a derivative
+    in theta with ``c = theta`` assumed."""
+    held = definitions.names_behind(exprs, functions=False)
+    return sorted((held - {var}) & _coupled(couplings, var))
 
 
 def _coupled(couplings: Sequence[frozenset[str]], name: str) -> set[str]:

@@ -98,9 +98,12 @@ def _require_smooth(
         context.require(terms.conj(*conditions), "differentiability (denominators, logarithms)")
 
 
-def _check_variable(var: str, constants: Sequence[str]) -> None:
+def _check_constants(var: str, constants: Sequence[str]) -> None:
+    """The variable is not held constant, and no constant is declared twice."""
     if var in constants:
         raise ProofError(f"{var} cannot be held constant while differentiating in it")
+    if len(set(constants)) != len(constants):
+        raise ProofError("a constant is declared twice")
 
 
 def _check_held_constant(expr: Term, var: str, allowed: set[str], constants: Sequence[str]) -> None:
@@ -333,7 +336,7 @@ def _sum_derivative_decide(step: FrozenStep, context: Context) -> str:
     var, point, constants = step["var"], step["point"], step["constants"]
     family = total.family
     index = set(family.index)
-    _check_variable(var, constants)
+    _check_constants(var, constants)
     if total.definition.var != var:
         raise ProofError(f"the sum must be named by a function of {var} alone, like A({var})")
     if var in index:
@@ -517,7 +520,7 @@ def _differentiate_decide(step: FrozenStep, context: Context) -> str:
     facts = context.facts
     expr, var, point, value = step["expr"], step["var"], step["point"], step["value"]
     constants = step["constants"]
-    _check_variable(var, constants)
+    _check_constants(var, constants)
     if terms.has_op(expr, "der", "lim"):
         raise ProofError("the expression must not contain derivatives")
     _check_held_constant(expr, var, set(), constants)

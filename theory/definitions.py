@@ -611,13 +611,23 @@ class Definitions:
             pending += [d for d in self.items if _mentions(definition.body(), d)]
         return [d for d in self.items if d in wanted]
 
-    def ties(self, fact: Term) -> frozenset[str]:
-        """The names ``fact`` ties together: its own, and those the definitions it
-        mentions are defined from (``y = 1`` with ``y := beta*theta`` ties beta to
-        theta).  A definition alone ties nothing: it names a function of its inputs and
-        says nothing of how they relate."""
-        names = set(terms.free_names(fact) | terms.free_functions(fact))
-        for definition in self.mentioned([fact]):
+    def names_behind(self, exprs: Sequence[Term], functions: bool = True) -> frozenset[str]:
+        """The names ``exprs`` speak of: their own, and those the defined symbols among
+        them are defined from (a ``Let``'s expression, a family's count and domain, a
+        sum's term; not a sum's own index or variable).
+
+        What a fact ties together (``y = 1`` with ``y := beta*theta`` ties beta to
+        theta; a definition alone ties nothing, since it names a function of its inputs
+        and says nothing of how they relate), and (without the names of ``functions``)
+        what a binder holds fixed: a function applied to the binder's variable is not
+        held at one value, and its derivative follows it by the chain rule.
+        """
+        names: set[str] = set()
+        for expr in exprs:
+            names |= terms.free_names(expr)
+            if functions:
+                names |= terms.free_functions(expr)
+        for definition in self.mentioned(exprs):
             names |= own_names(definition)
         return frozenset(names)
 

@@ -61,6 +61,7 @@ from softmax_dispersion.theory._core import (
     Step,
     StepResult,
     SumRef,
+    tied_to,
     timed,
 )
 from softmax_dispersion.theory._deciders import proved, require_defined
@@ -359,7 +360,7 @@ def _check_step_alone(step: Step, facts: Sequence[sp.Basic]) -> StepResult:
         definitions=definitions,
         runner=_run_steps,
         differentiable=frozenset(_derivatives_stated(frozen_facts)),
-        couplings=tuple(definitions.ties(fact) for fact in frozen_facts),
+        couplings=tuple(definitions.names_behind([fact]) for fact in frozen_facts),
     )
     return _check_one(frozen, context)[0]
 
@@ -1051,7 +1052,7 @@ def _verdict(
         runner=_run_steps,
         naturals=frozenset(frozen.naturals),
         citations=_citations(frozen, registry),
-        couplings=tuple(definitions.ties(a) for a in frozen.assumptions),
+        couplings=tuple(definitions.names_behind([a]) for a in frozen.assumptions),
     )
 
     def shown_from(prefix: list[Term]) -> tuple[list[Term], frozenset[Term]]:
@@ -1071,6 +1072,7 @@ def _verdict(
     else:
         parts = [("the statement", [frozen.statement], []), *_definition_parts(definitions.items)]
         problems += _derivatives_not_shown(parts, end.differentiable)
+        problems += _binders_holding_tied(frozen.statement, definitions, context.couplings)
         problems += _first_undefined(
             parts, [*facts, *conclusions[:-1]], "where the assumptions hold"
         )
@@ -1184,6 +1186,71 @@ def _sum_signs(sums: Sequence[SumDef], facts: Sequence[Term]) -> list[Term]:
                 signs.append(terms.rel(relation, total.symbol, terms.ZERO))
                 break
     return signs
+
+
+def _binders_holding_tied(
+    statement: Term, definitions: Definitions, couplings: Sequence[frozenset[str]]
+) -> list[str]:
+    """No limit or derivative in the statement holds fixed what the statement's own
+    hypotheses tie to its variable.
+
+    The rules saw the assumptions' ties (:func:`~softmax_dispersion.theory._core.held_fixed`),
+    but a step may conclude a derivative and a later one put it under a hypothesis:
+    ``beta*theta = 1 -> d(beta*theta)/dtheta = 1/theta`` verified through ``Implied``
+    (red team 20), where ``Assume`` refused it.  What the statement supposes (an
+    implication's hypothesis; a disjunction, a negation or an equivalence, each part the
+    others' hypothesis) ties its names here as an assumption does; what it asserts (a
+    relation, a conjunction of them) ties nothing.
+    """
+    ties = [*couplings]
+    for supposed in _supposed(statement):
+        for relation in _relations_outside_binders(supposed):
+            ties.append(definitions.names_behind(list(_parts_outside_binders(relation))))
+    for node in terms.walk(statement):
+        if node[0] in ("lim", "der"):
+            var, body = node[2], node[3]
+            tied = tied_to(ties, definitions, [body], var)
+            if tied:
+                binder = "a limit" if node[0] == "lim" else "a derivative"
+                return [
+                    f"the assumptions or what the statement supposes tie {', '.join(tied)} "
+                    f"to {var}, which {binder} in {var} holds fixed in {terms.show(node)} "
+                    f"(write what varies with {var} as a function of it)"
+                ]
+    return []
+
+
+def _supposed(formula: Term) -> Iterator[Term]:
+    """The parts of ``formula`` it supposes rather than asserts."""
+    if formula[0] == "and":
+        for child in formula.children:
+            yield from _supposed(child)
+    elif formula[0] == "implies":
+        hypothesis, conclusion = formula.children
+        yield hypothesis
+        yield from _supposed(conclusion)
+    elif formula[0] in terms.CONNECTIVES:  # or, not, equiv: every part may be supposed
+        yield formula
+
+
+def _relations_outside_binders(formula: Term) -> Iterator[Term]:
+    if formula[0] in terms.RELATIONS:
+        yield formula
+    elif formula[0] in terms.CONNECTIVES:
+        for child in formula.children:
+            yield from _relations_outside_binders(child)
+
+
+def _parts_outside_binders(term: Term) -> Iterator[Term]:
+    """The largest parts of ``term`` holding no limit or derivative, and each binder's
+    point (which lies outside what it binds)."""
+    if not terms.has_op(term, "lim", "der"):
+        yield term
+    elif term[0] in ("lim", "der"):
+        yield from _parts_outside_binders(term[4])
+    else:
+        for child in term.children:
+            yield from _parts_outside_binders(child)
 
 
 def _derivatives_not_shown(

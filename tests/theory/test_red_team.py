@@ -2320,9 +2320,9 @@ def test_the_chain_rule_needs_a_derivative_shown_to_exist(
 def test_a_derivative_rules_conclusion_licenses_the_chain_rule() -> None:
     """The chain rule goes through once SumDerivative has shown A0 differentiable, and
     the same step is refused when A0's derivative is only assumed."""
-    t, y, k = sp.symbols("t y k", real=True)
+    t, y = sp.symbols("t y", real=True)
     a0, a1 = (sp.Function(name, real=True)(t) for name in ("A0", "A1"))
-    ys = Family("ys", (y,), k)
+    ys = Family("ys", (y,), 2)  # a count apart from t: the assumption below ties nothing
     total, slopes = SumOver(a0, sp.exp(t * y), ys), SumOver(a1, y * sp.exp(t * y), ys)
     chain = Differentiate(a0**2, t, "chain rule", value=2 * a0 * a1)
     shown = [SumDerivative(total, t, [(1, slopes)], "A0' = A1"), chain]
@@ -2333,11 +2333,11 @@ def test_a_derivative_rules_conclusion_licenses_the_chain_rule() -> None:
             id="R5F1-ok",
             title="(A0²)' = 2 A0 A1",
             statement=chain.conclusion,
-            assumptions=[sp.Ge(k, 0), *assumptions],
+            assumptions=list(assumptions),
             source="derived",
             proof=lambda: steps,
             definitions=(total, slopes),
-            witness={t: 0, k: 1, y: 0},
+            witness={t: 0, y: 0},
         )
 
     assert claim(shown, []).check().verified
@@ -2595,3 +2595,92 @@ def test_a_hypothesis_ties_symbols_as_an_assumption_does() -> None:
         claim(step.conclusion, [step], [sp.Gt(_THETA, 0)], witness={_THETA: 1, _BETA: 1}),
         "tie beta to theta",
     )
+
+
+_C, s_ = sp.symbols("c s", real=True)
+_EQUAL_TO_C = Family("xs", (x,), 1, (sp.Eq(x, _C),), "one member, equal to c", member=(_C,))
+
+
+def _tied_through_a_definition() -> list[tuple[Any, ...]]:
+    """Red team 20's claims: a defined symbol built from c, with c = theta (or n)."""
+    d_let = sp.Eq(sp.Derivative(_y * _THETA, _THETA), _THETA)
+    sum_c = SumOver(S, x, _EQUAL_TO_C)
+    return [
+        (  # y := c held fixed under d/dtheta: a reader gets 2 theta
+            d_let,
+            [Differentiate(_y * _THETA, _THETA, "", constants=[_y]), Implied(d_let, "")],
+            [sp.Gt(_THETA, 0), sp.Eq(_C, _THETA)],
+            (Let(_y, _C),),
+        ),
+        (  # the same under a limit in n: a reader gets 1
+            sp.Eq(sp.Limit(_y / n, n, sp.oo), 0),
+            [Limit(_y / n, n, sp.oo, 0, "")],
+            [sp.Gt(_C, 0), sp.Eq(_C, n)],
+            (Let(_y, _C),),
+        ),
+        (  # S, a sum over one member equal to c, held fixed under a limit in n
+            sp.Eq(sp.Limit(S / n, n, sp.oo), 0),
+            [SumOfTerms(sum_c, _C, _C, ""), Limit(S / n, n, sp.oo, 0, "")],
+            [sp.Gt(_C, 0), sp.Eq(_C, n)],
+            (sum_c,),
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("statement", "steps", "assumptions", "definitions"), _tied_through_a_definition()
+)
+def test_a_defined_symbol_carries_the_ties_of_what_it_is_defined_from(
+    statement: sp.Basic,
+    steps: list[Step],
+    assumptions: list[sp.Basic],
+    definitions: tuple[Any, ...],
+) -> None:
+    """Red team 20: a defined symbol built from c (a Let, a family's domain) was held
+    fixed under a binder in theta with c = theta assumed. What a binder holds includes
+    what its defined symbols are defined from."""
+    witness = {_THETA: 1, _C: 1, n: 1, x: 1}
+    rejected(
+        claim(statement, steps, assumptions, definitions=definitions, witness=witness),
+        "tie c to",
+        "fixed",
+    )
+
+
+@pytest.mark.parametrize(
+    "supposed",
+    [
+        lambda d: sp.Implies(sp.Eq(_BETA * _THETA, 1), sp.Eq(d, 1 / _THETA)),
+        lambda d: sp.Or(sp.Ne(_BETA * _THETA, 1), sp.Eq(d, 1 / _THETA)),
+        lambda d: sp.Implies(sp.Eq(_BETA, 1 / _THETA), sp.Eq(d, _BETA)),
+    ],
+)
+def test_what_the_statement_supposes_ties_as_an_assumption_does(supposed: Any) -> None:
+    """Red team 20: ``beta*theta = 1 -> d(beta*theta)/dtheta = 1/theta`` verified when a
+    top-level derivative step was put under the hypothesis by ``Implied``, while the same
+    built with ``Assume`` was refused. What the statement supposes (an implication's
+    hypothesis, a disjunction's other parts) ties its names as an assumption does."""
+    derivative = sp.Derivative(_BETA * _THETA, _THETA)
+    statement = supposed(derivative)
+    steps = [Differentiate(_BETA * _THETA, _THETA, "", constants=[_BETA]), Implied(statement, "")]
+    rejected(
+        claim(statement, steps, [sp.Gt(_THETA, 0)], witness={_THETA: 1, _BETA: 1}),
+        "what the statement supposes tie beta to theta",
+    )
+
+
+def test_what_the_statement_asserts_ties_nothing() -> None:
+    """Consistency with T10: a statement that asserts a relation of n and s beside a limit
+    in n holding s fixed ties nothing; only what it supposes does."""
+    limit = Limit(s_ / n, n, sp.oo, 0, "")
+    statement = sp.And(sp.Gt(s_ * n, 0), limit.conclusion)
+    steps = [Implied(sp.Gt(s_ * n, 0), ""), limit, Implied(statement, "")]
+    result = claim(statement, steps, [sp.Gt(n, 0), sp.Gt(s_, 0)], witness={n: 1, s_: 1}).check()
+    assert result.verified, result.problem
+
+
+def test_a_constant_declared_twice_is_refused() -> None:
+    """Red team 20 (low): a constant named twice changed the hash and nothing read."""
+    step = Differentiate(_BETA * _THETA, _THETA, "", constants=[_BETA, _BETA])
+    result = step.check([sp.Gt(_THETA, 0)])
+    assert not result.verified and "a constant is declared twice" in result.detail
