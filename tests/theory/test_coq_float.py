@@ -59,7 +59,10 @@ from softmax_dispersion.theory.rounding_error import (
 )
 from softmax_dispersion.theory.symbols import n
 
-# One worker compiles the project once (CI runs the slow tests with --dist loadgroup).
+from .conftest import built_once
+
+# One worker compiles the project once: built_once shares it (the group keeps these tests
+# on one worker where xdist can, under CI's --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("coq_float")
 
 needs_coq = pytest.mark.skipif(find_coqc() is None, reason=f"coqc not found ({COQ_INSTALL})")
@@ -221,14 +224,20 @@ def test_export_ships_t12_and_its_lemmas_in_order(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def coq_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("coq_float")
+def _compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, CoqVerdict]:
+    return built_once(
+        tmp_path_factory, "coq_float", lambda folder: kernel_check(["T12"], directory=folder)[0]
+    )
 
 
 @pytest.fixture(scope="module")
-def t12_verdict(coq_folder: Path) -> CoqVerdict:
-    [verdict] = kernel_check(["T12"], directory=coq_folder)
-    return verdict
+def coq_folder(_compiled: tuple[Path, CoqVerdict]) -> Path:
+    return _compiled[0]
+
+
+@pytest.fixture(scope="module")
+def t12_verdict(_compiled: tuple[Path, CoqVerdict]) -> CoqVerdict:
+    return _compiled[1]
 
 
 @pytest.mark.slow

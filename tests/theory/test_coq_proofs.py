@@ -30,7 +30,10 @@ from softmax_dispersion.theory.coq_proofs import (
 )
 from softmax_dispersion.theory.kernel import Claim, Implied
 
-# One worker compiles the project once (CI runs the slow tests with --dist loadgroup).
+from .conftest import built_once
+
+# One worker compiles the project once: built_once shares it (the group keeps these tests
+# on one worker where xdist can, under CI's --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("coq_proofs")
 
 needs_coq = pytest.mark.skipif(find_coqc() is None, reason=f"coqc not found ({COQ_INSTALL})")
@@ -40,13 +43,22 @@ UNFORMALISED = [c.id for c in all_claims() if c.id not in formalised_ids()]
 
 
 @pytest.fixture(scope="session")
-def coq_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("coq")
+def _compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, CoqVerdict]]:
+    return built_once(
+        tmp_path_factory,
+        "coq",
+        lambda folder: {v.claim_id: v for v in kernel_check(directory=folder)},
+    )
 
 
 @pytest.fixture(scope="session")
-def verdicts(coq_folder: Path) -> dict[str, CoqVerdict]:
-    return {v.claim_id: v for v in kernel_check(directory=coq_folder)}
+def coq_folder(_compiled: tuple[Path, dict[str, CoqVerdict]]) -> Path:
+    return _compiled[0]
+
+
+@pytest.fixture(scope="session")
+def verdicts(_compiled: tuple[Path, dict[str, CoqVerdict]]) -> dict[str, CoqVerdict]:
+    return _compiled[1]
 
 
 # -- without Coq ---------------------------------------------------------------------
