@@ -220,8 +220,10 @@ class Context:
         An equation about a derivative does not: a derivative that does not exist is
         an unspecified real, which may happen to satisfy it.
     couplings
-        The names of each assumption and each definition, together: what the claim
-        ties to what (:func:`held_fixed`).
+        The names each assumption (and each ``Assume`` hypothesis in force) ties
+        together, with what its defined symbols are defined from
+        (:meth:`~softmax_dispersion.theory.definitions.Definitions.names_behind`): what
+        the claim ties to what (:func:`held_fixed`).
     """
 
     facts: list[Term]
@@ -270,9 +272,9 @@ def held_fixed(context: Context, exprs: Sequence[Term], var: str, binder: str) -
     (``beta = 1/theta``: d(beta theta)/dtheta is 0 to a reader, not beta), directly or
     through other symbols and definitions (red team 19); and a defined ``var`` varies
     with what defines it (d theta/dy is not 0 where y := theta**2).  The claim ties two
-    names when a chain of assumptions and definitions joins them (``couplings``); where
-    none does, the assumptions constrain the two apart, and holding one fixed while the
-    other moves stays where they hold.
+    names when a chain of assumptions joins them (``couplings``); where none does, the
+    assumptions constrain the two apart, and holding one fixed while the other moves
+    stays where they hold.
     """
     if var in context.definitions.defined_names:
         raise ProofError(
@@ -287,7 +289,7 @@ def held_fixed(context: Context, exprs: Sequence[Term], var: str, binder: str) -
     tied = tied_to(context.couplings, context.definitions, exprs, var)
     if tied:
         raise ProofError(
-            f"the claim's assumptions or definitions tie {', '.join(tied)} to {var}: "
+            f"the assumptions (or a hypothesis) tie {', '.join(tied)} to {var}: "
             f"{binder} in {var} cannot hold {'them' if len(tied) > 1 else 'it'} fixed "
             f"(write what varies with {var} as a function of it)"
         )

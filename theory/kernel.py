@@ -1234,6 +1234,7 @@ def _supposed(formula: Term) -> Iterator[Term]:
 
 
 def _relations_outside_binders(formula: Term) -> Iterator[Term]:
+    """The relations of a formula, through its connectives (not into a binder's body)."""
     if formula[0] in terms.RELATIONS:
         yield formula
     elif formula[0] in terms.CONNECTIVES:
