@@ -89,6 +89,8 @@ def _assignments(items: list[str]) -> dict[str, object]:
                 raise UsageError(f"--at expects NAME=VALUE, got {part!r}")
             if name not in DOMAINS:
                 raise UsageError(f"--at: unknown parameter {name!r}; known: {', '.join(DOMAINS)}")
+            if name in values:  # never a silent choice between two values
+                raise UsageError(f"--at: {name} is given twice")
             exact = read_parameter("--at", name, raw)
             if max(abs(exact.numerator), exact.denominator) >= 10**AT_DIGITS:
                 raise UsageError(

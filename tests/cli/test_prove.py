@@ -88,6 +88,7 @@ def test_at_puts_in_values_unevaluated_where_a_power_would_pass_4096_bits(
         # red team 18: a point outside the claim's assumptions printed T5's formula as zoo
         (["prove", "T5", "--at", "n=1", "epsilon=1/2"], "T5 assumes n >= 2, which n=1 does"),
         (["prove", "T10", "--at", "n=1", "s=1", "delta=1"], "T10 assumes n > 1"),
+        (["prove", "T10", "--at", "n=3", "s=1", "delta=1", "n=2"], "n is given twice"),
         (["prove", "T2", "--certificate", "/no/such/folder/c.json"], "does not exist"),
     ],
 )
