@@ -110,6 +110,10 @@ _RESERVED = frozenset(
         *("forall", "fun", "if", "then", "else", "let", "in", "match", "with", "end"),
         *("as", "at", "return", "exists", "Type", "Prop", "Set", "fix", "cofix"),
         *("Definition", "Theorem", "Lemma", "Proof", "Qed"),
+        # every word coqc 8.16 refuses as a binder's name after the prelude (red team 22:
+        # "for", "where", "SProp", "exists2", "using" and "by" were printed as they are)
+        *("_", "Axiom", "CoFixpoint", "Fixpoint", "Hypothesis", "Parameter", "SProp"),
+        *("Variable", "by", "exists2", "for", "mod", "using", "where"),
     )
 )
 

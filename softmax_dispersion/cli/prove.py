@@ -177,7 +177,33 @@ def _exact(expr: Any, values: dict[Any, Any]) -> Any:
     return expr.xreplace(values)
 
 
-def _instances(formula_names: Any, at: dict[str, object]) -> list[dict[str, str]]:
+APPROXIMATION_DIGITS = (100, 1000)
+"""The working precisions (digits) tried for a value's 15 digits: a formula whose digits
+cancel (T6 at delta = 300: -300 + log(1 + exp(300)), about 5.1e-131) needs more than
+15, and one whose digits cancel past 1000 gets no approximation rather than a wrong one
+(red team 22: ``0.e-122`` was printed as the value)."""
+
+
+def _fifteen_digits(value: Any, what: str) -> str | None:
+    """``value`` to 15 correct significant digits, or ``None`` when its digits cancel
+    beyond every precision tried; a value that is no finite real is refused."""
+    import sympy as sp
+    from sympy.core.evalf import PrecisionExhausted
+
+    for digits in APPROXIMATION_DIGITS:
+        try:
+            number = value.evalf(15, maxn=digits, strict=True)
+        except PrecisionExhausted:
+            continue
+        if not (number.is_real and number.is_finite):  # never print zoo as a value
+            raise UsageError(f"{what} is no real number ({number})")
+        return str(number)
+    if not sp.N(value, 15).is_finite:
+        raise UsageError(f"{what} is no real number")
+    return None
+
+
+def _instances(formula_names: Any, at: dict[str, object]) -> list[dict[str, Any]]:
     """Each named formula evaluated exactly at ``at``, when ``at`` gives all its arguments."""
     import sympy as sp
 
@@ -190,11 +216,13 @@ def _instances(formula_names: Any, at: dict[str, object]) -> list[dict[str, str]
         if all(a in at for a in args):
             value = _exact(formula.expr, {a: at[str(a)] for a in formula.args})
             where = ", ".join(f"{a}={at[a]}" for a in args)
-            number = sp.N(value, 15)
-            if not (number.is_real and number.is_finite):  # never print zoo as a value
-                raise UsageError(f"--at: {name} is no real number at {where} ({number})")
             rows.append(
-                {"formula": name, "at": where, "exact": sp.sstr(value), "value": str(number)}
+                {
+                    "formula": name,
+                    "at": where,
+                    "exact": sp.sstr(value),
+                    "value": _fifteen_digits(value, f"--at: {name} at {where}"),
+                }
             )
     return rows
 
@@ -229,7 +257,12 @@ def run(args: argparse.Namespace) -> int:
         if not args.json and not coq:
             print(format_result(result))
             for row in instances:
-                print(f"  at {row['at']}: {row['formula']} = {row['exact']} ≈ {row['value']}")
+                approximately = (
+                    f"≈ {row['value']}"
+                    if row["value"] is not None
+                    else f"(its digits cancel past {APPROXIMATION_DIGITS[-1]}: no 15-digit value)"
+                )
+                print(f"  at {row['at']}: {row['formula']} = {row['exact']} {approximately}")
             print()
     coq_failed = False
     if coq:

@@ -147,4 +147,22 @@ def test_at_never_prints_a_value_that_is_no_real_number(
     monkeypatch.setattr(prove, "_exact", lambda expr, values: sp.zoo)
     assert main(["prove", "T4", "--at", "epsilon=0.5", "delta=1", "theta=1"]) == 2
     err = capsys.readouterr().err
-    assert "dispersion_size is no real number at" in err and len(err.strip().splitlines()) == 1
+    assert "dispersion_size at epsilon=1/2, delta=1, theta=1 is no real number" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_at_gives_fifteen_correct_digits_or_none(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Red team 22: T6 at delta = 300 printed ``≈ 0.e-122`` (its digits cancel: the value
+    is about 5.1e-131). The value now has 15 correct digits, worked out at a higher
+    precision; planted: with too little precision allowed, it says there is none."""
+    from softmax_dispersion.cli import prove
+
+    assert main(["prove", "T6", "--at", "n=2", "delta=300", "theta=1"]) == 0
+    assert "= -300 + log(1 + exp(300)) ≈ 5.14820022241201e-131" in capsys.readouterr().out
+    monkeypatch.setattr(prove, "APPROXIMATION_DIGITS", (20,))
+    assert main(["prove", "T6", "--at", "n=2", "delta=300", "theta=1", "--json"]) == 0
+    [record] = json.loads(capsys.readouterr().out)
+    cancelled = [row for row in record["instances"] if row["formula"] == "entropy_lower_bound"]
+    assert cancelled[0]["value"] is None

@@ -8,8 +8,10 @@ operands, a wrong relation, missing parentheses, a lost hypothesis) must be caug
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 import sympy as sp
@@ -22,7 +24,7 @@ from softmax_dispersion.theory.coq import (
     claim_definitions,
     coq_statement,
 )
-from softmax_dispersion.theory.coq_proofs import formalised_ids
+from softmax_dispersion.theory.coq_proofs import find_coqc, formalised_ids
 from softmax_dispersion.theory.coq_reader import CoqReadError, statement_mismatches
 
 FORMALISED = formalised_ids()
@@ -514,3 +516,29 @@ def test_a_reciprocal_prints_as_one_over_its_base(claim_id: str) -> None:
     import re
 
     assert not re.search(r"\^ 1\b", coq_statement(claim_by_id(claim_id)))
+
+
+def _compiles(folder: Path, binders: list[str]) -> bool:
+    """Whether coqc takes a statement binding each name, after the statements' prelude."""
+    coqc = find_coqc()
+    assert coqc is not None
+    source = folder / "Names.v"
+    body = " -> ".join(f"{name} >= 0" for name in binders)
+    source.write_text(
+        f"{coq.STATEMENTS_HEADER}Definition t := forall {' '.join(binders)} : R, {body}.\n"
+    )
+    done = subprocess.run([coqc, source.name], cwd=folder, capture_output=True, timeout=120)
+    return done.returncode == 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(find_coqc() is None, reason="coqc not found (install Coq 8.16)")
+def test_every_reserved_word_is_renamed_to_a_name_coq_takes(tmp_path: Path) -> None:
+    """Red team 22: symbols named ``for``, ``where``, ``SProp``, ``exists2``, ``using``
+    or ``by`` were printed as they are, and coqc stopped at a syntax error. Every name
+    coq_name gives the printer's reserved words compiles as a binder, in one file; the
+    check is seen to fail on three of the words themselves."""
+    names = [coq.coq_name(sp.Symbol(word)) for word in sorted(coq._RESERVED)]
+    assert _compiles(tmp_path, names)
+    for word in ("for", "where", "SProp"):
+        assert not _compiles(tmp_path, [word]), word
